@@ -1,0 +1,40 @@
+"""specdec_core: speculative decoding, exactly, in pure Python.
+
+A cheap *draft* model proposes gamma tokens; the *target* model scores them all in one parallel pass. Each draft
+token is *accepted* with probability min(1, p(x)/q(x)); at the first *rejection* the rest of the draft is
+*discarded* and a *correction* token is drawn from normalize(max(0, p - q)); when every draft is accepted a
+*bonus* token comes from the target's next distribution. The emitted tokens are distributed exactly as the
+target's (Leviathan et al. 2023; Chen et al. 2023).
+
+The words in italics are used the same way everywhere: in this package, on the site and in the tests.
+
+Modules, each depending only on those above it:
+
+- ``distributions``  probability vectors: validation, sampling from a given uniform, residual, acceptance rate
+- ``steps``          draft, verify, correct, bonus, and ``speculative_round``
+- ``models``         model pairs: a set agreement rate, a draft-quality knob, small n-gram language models
+- ``policies``       how many tokens to draft next
+- ``engine``         generation loops producing a ``Trace``
+- ``theory``         closed forms (Leviathan et al. 2023) and exact enumeration with ``Fraction``
+- ``figures``/``web`` plain Plotly figure dicts and the registry the browser calls
+- ``batch``          the numpy twin for large Monte Carlo runs (the only module that needs numpy)
+
+Importing the package needs only the standard library, so it runs unchanged in Pyodide.
+"""
+
+from .distributions import acceptance_rate, residual
+from .steps import Round, speculative_round
+from .theory import exact_output_distribution, expected_tokens, optimal_gamma, speedup
+
+__all__ = [
+    "Round",
+    "acceptance_rate",
+    "exact_output_distribution",
+    "expected_tokens",
+    "optimal_gamma",
+    "residual",
+    "speculative_round",
+    "speedup",
+]
+
+__version__ = "0.1.0"
