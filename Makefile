@@ -1,0 +1,73 @@
+# The whole set-up lives here: every target installs what it needs first.
+#   make serve   build the site and serve it at http://127.0.0.1:8000
+#   make test    lint, type-check, native tests, the core suite inside Pyodide, browser tests
+#   make site    the static site in site/, ready for GitHub Pages
+#   make bench   print benchmark tables (nothing asserted)
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8000
+export NO_MKDOCS_2_WARNING := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/data/*)
+
+.PHONY: serve site test test-native test-pyodide test-browser lint bench wheel chromium clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The core wheel the browser installs. Pure Python, so `python -m build` is all it takes.
+dist/.built: $(VENV)/.installed $(WHEEL_SRC)
+	rm -rf dist
+	$(PY) -m build --wheel --outdir dist -q . >/dev/null
+	touch $@
+
+wheel: dist/.built
+
+site: $(VENV)/.installed node_modules/.installed dist/.built
+	$(VENV)/bin/mkdocs build --strict --quiet
+
+serve: site
+	@echo "Serving the lab at http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
+	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory site
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check specdec_core tests benchmarks
+	$(VENV)/bin/ruff format --check specdec_core
+	$(VENV)/bin/mypy --strict specdec_core
+
+test-native: $(VENV)/.installed
+	$(PY) -m pytest -q tests specdec_core
+
+test-pyodide: $(VENV)/.installed node_modules/.installed
+	$(PY) tests/pyodide/fetch_wheels.py
+	node tests/pyodide/run_pytest.mjs
+
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+	  echo "Browser tests need /usr/bin/chromium: run 'sudo apt-get install chromium' and try again." >&2; exit 1; \
+	fi
+
+test-browser: site chromium
+	$(PY) -m pytest -q tests/browser -p no:cacheprovider
+
+test: lint test-native test-pyodide test-browser
+
+bench: $(VENV)/.installed node_modules/.installed site chromium
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf site dist build *.egg-info .pytest_cache .mypy_cache .ruff_cache
