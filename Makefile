@@ -21,8 +21,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
+# Exact pins from package-lock.json; no package needs an install script, so none is run.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	touch $@
 
 # The core wheel the browser installs. Pure Python, so `python -m build` is all it takes.
@@ -48,7 +49,9 @@ lint: $(VENV)/.installed
 test-native: $(VENV)/.installed
 	$(PY) -m pytest -q tests specdec_core
 
-test-pyodide: $(VENV)/.installed node_modules/.installed
+# The core suite inside Pyodide under Node, with the package installed from the built wheel.
+# pytest's wheels are fetched once into .cache/pyodide-wheels; after that the run is offline.
+test-pyodide: $(VENV)/.installed node_modules/.installed dist/.built
 	$(PY) tests/pyodide/fetch_wheels.py
 	node tests/pyodide/run_pytest.mjs
 
