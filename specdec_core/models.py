@@ -1,0 +1,533 @@
+"""Model pairs: a *target* p and a *draft* q over one shared vocabulary.
+
+Speculative decoding needs nothing from a model but its next-token distribution, so a model here is any object
+with ``probs(context) -> list[float]`` (a full row over the vocabulary, summing to 1). Three kinds of pair:
+
+- ``agreement_pair(alpha)``: the same p and q at every position, built so that sum_x min(p(x), q(x)) equals
+  ``alpha`` exactly. Positions are i.i.d., which is the assumption behind the closed forms in ``theory.py``.
+- ``quality_pair(quality)``: a small Markov chain over 24 English words as the target, and as the draft a
+  mixture ``quality * p + (1 - quality) * uniform``. Quality 0 is a random guesser, 1 is a perfect draft.
+- ``ngram_pair()``: word-level n-gram language models trained on the first 24 chapters of *Pride and
+  Prejudice* (bundled, see ``data/README.md``): an interpolated Kneser-Ney trigram target and a weaker
+  bigram draft with absolute discounting.
+
+Non-goals: neural models, logits, tokenisers beyond a word/punctuation regex. The n-gram models are trained
+lazily, on first use, never at ``import specdec_core``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cache
+from importlib import resources
+from itertools import pairwise
+from typing import Protocol, TypeVar, overload
+
+from .distributions import check_alpha, shape, validate_probs
+
+__all__ = [
+    "QUALITY_WORDS",
+    "TEXT_RESOURCE",
+    "FixedModel",
+    "LanguageModel",
+    "MarkovModel",
+    "MixtureModel",
+    "ModelPair",
+    "NGramModel",
+    "Pair",
+    "agreement_distributions",
+    "agreement_pair",
+    "decode_words",
+    "ngram_pair",
+    "quality_pair",
+    "tokenize",
+]
+
+
+class LanguageModel(Protocol):
+    """Anything that gives a next-token distribution for a context of token ids."""
+
+    def probs(self, context: Sequence[int]) -> list[float]: ...
+
+
+class ModelPair(Protocol):
+    """A target and a draft over one vocabulary; ``end_token`` stops generation (None: never stops)."""
+
+    @property
+    def target(self) -> LanguageModel: ...
+
+    @property
+    def draft(self) -> LanguageModel: ...
+
+    @property
+    def vocab(self) -> list[str]: ...
+
+    @property
+    def end_token(self) -> int | None: ...
+
+
+# Tokens ---------------------------------------------------------------------------------------------------------
+
+# Words (with inner apostrophes, "don't") and the punctuation that shapes sentences. Quotes, dashes and the
+# underscores that mark italics in the source are dropped: unbalanced quotes make sampled text hard to read.
+_TOKEN_RE = re.compile(r"[a-z]+(?:'[a-z]+)*|[.,;:!?]")
+_PUNCTUATION = frozenset(".,;:!?")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case ``text`` and split it into words and punctuation.
+
+    >>> tokenize('"My dear Mr. Bennet," said his lady.')
+    ['my', 'dear', 'mr', '.', 'bennet', ',', 'said', 'his', 'lady', '.']
+    """
+    return _TOKEN_RE.findall(text.lower())
+
+
+def decode_words(words: Sequence[str], end_word: str | None = None) -> str:
+    """Join words into text: punctuation sticks to the word before it, ``end_word`` becomes a line break.
+
+    >>> decode_words(['it', 'is', 'a', 'truth', ',', 'sir', '.', '<end>', 'yes'], end_word='<end>')
+    'it is a truth, sir.\\nyes'
+    """
+    out: list[str] = []
+    for word in words:
+        if end_word is not None and word == end_word:
+            out.append("\n")
+        elif word in _PUNCTUATION or not out or out[-1] == "\n":
+            out.append(word)
+        else:
+            out.append(" " + word)
+    return "".join(out)
+
+
+# The pair -------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A concrete ``ModelPair`` with a readable vocabulary.
+
+    ``unknown`` is the id that ``encode`` maps out-of-vocabulary words to (None: such words are an error).
+    """
+
+    target: LanguageModel
+    draft: LanguageModel
+    vocab: list[str]
+    end_token: int | None = None
+    name: str = ""
+    unknown: int | None = None
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.vocab:
+            raise ValueError("vocab must not be empty")
+        if self.end_token is not None and not 0 <= self.end_token < len(self.vocab):
+            raise ValueError(f"end_token must be a token id in 0..{len(self.vocab) - 1}")
+        object.__setattr__(self, "_index", {w: i for i, w in enumerate(self.vocab)})
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids for ``text`` (see ``tokenize``)."""
+        ids: list[int] = []
+        for word in tokenize(text):
+            token = self._index.get(word, self.unknown)
+            if token is None:
+                raise ValueError(f"text has a word outside the vocabulary: {word!r}")
+            ids.append(token)
+        return ids
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text for token ids; the end token becomes a line break."""
+        end_word = self.vocab[self.end_token] if self.end_token is not None else None
+        words: list[str] = []
+        for i, token in enumerate(ids):
+            if isinstance(token, bool) or not isinstance(token, int):
+                raise TypeError(f"ids[{i}] must be an int, got {type(token).__name__}")
+            if not 0 <= token < len(self.vocab):
+                raise ValueError(f"ids[{i}] must be a token id in 0..{len(self.vocab) - 1} (got {token})")
+            words.append(self.vocab[token])
+        return decode_words(words, end_word)
+
+
+# Synthetic models -----------------------------------------------------------------------------------------------
+
+
+class FixedModel:
+    """The same distribution at every position, whatever the context (i.i.d. positions)."""
+
+    def __init__(self, row: Sequence[float]) -> None:
+        self.row = validate_probs(row, "row")
+
+    def probs(self, context: Sequence[int]) -> list[float]:
+        return list(self.row)
+
+
+class MarkovModel:
+    """A first-order Markov chain: the next distribution depends on the last token only.
+
+    ``table[t]`` is the row after token ``t``; ``start`` is the row for an empty context.
+    """
+
+    def __init__(self, table: Sequence[Sequence[float]], start: Sequence[float]) -> None:
+        self.table = [validate_probs(row, f"table[{i}]") for i, row in enumerate(table)]
+        self.start = validate_probs(start, "start")
+        if any(len(row) != len(self.start) for row in self.table) or len(self.table) != len(self.start):
+            raise ValueError("table must be square, one row per token, each as long as start")
+
+    def probs(self, context: Sequence[int]) -> list[float]:
+        return list(self.table[context[-1]] if context else self.start)
+
+
+class MixtureModel:
+    """``weight * base + (1 - weight) * uniform``: a draft that knows the target only partly.
+
+    Per token, min(p, w p + (1 - w) u) is p where p <= u and increases with w where p > u, so the acceptance
+    rate sum_x min(p(x), q(x)) never decreases as ``weight`` grows: 1/V-ish at 0, exactly 1 at 1.
+    """
+
+    def __init__(self, base: LanguageModel, weight: float, vocab_size: int) -> None:
+        self.base = base
+        self.weight = check_alpha(weight, "quality")
+        self.vocab_size = vocab_size
+        self._cache: dict[tuple[int, ...], list[float]] = {}
+
+    def probs(self, context: Sequence[int]) -> list[float]:
+        # The base models here are Markov, so the last token is the whole state worth caching.
+        key = tuple(context[-1:])
+        row = self._cache.get(key)
+        if row is None:
+            w, rest = self.weight, (1.0 - self.weight) / self.vocab_size
+            row = [w * x + rest for x in self.base.probs(context)]
+            self._cache[key] = row
+        return list(row)
+
+
+# (a) A set agreement rate ---------------------------------------------------------------------------------------
+
+_Num = TypeVar("_Num", float, Fraction)
+
+
+@overload
+def agreement_distributions(alpha: Fraction, vocab_size: int = 8) -> tuple[list[Fraction], list[Fraction]]: ...
+
+
+@overload
+def agreement_distributions(alpha: float, vocab_size: int = 8) -> tuple[list[float], list[float]]: ...
+
+
+def agreement_distributions(
+    alpha: float | Fraction, vocab_size: int = 8
+) -> tuple[list[float], list[float]] | tuple[list[Fraction], list[Fraction]]:
+    """Target p and draft q with sum_x min(p(x), q(x)) = ``alpha`` exactly.
+
+    Construction: a shared part s (weights V, V-1, ..., 1, normalised) and two parts with disjoint supports,
+    a on the even ids and b on the odd ids, both uniform there:
+
+        p = alpha * s + (1 - alpha) * a,     q = alpha * s + (1 - alpha) * b.
+
+    Where a is positive b is zero and vice versa, so min(p, q) = alpha * s at every token and the sum is alpha.
+    With a ``Fraction`` alpha the arithmetic is exact; with a float it is exact up to rounding (~1e-16).
+
+    >>> p, q = agreement_distributions(Fraction(1, 3), vocab_size=2)
+    >>> p, q
+    ([Fraction(8, 9), Fraction(1, 9)], [Fraction(2, 9), Fraction(7, 9)])
+    >>> sum(min(x, y) for x, y in zip(p, q))
+    Fraction(1, 3)
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
+    if vocab_size < 2:
+        raise ValueError(f"vocab_size must be at least 2, so that p and q can disagree (got {vocab_size})")
+    if isinstance(alpha, Fraction):
+        if not 0 <= alpha <= 1:
+            raise ValueError(f"alpha must be between 0 and 1 (got {alpha})")
+        return _agreement(alpha, vocab_size, Fraction(1))
+    return _agreement(check_alpha(alpha), vocab_size, 1.0)
+
+
+def _agreement(alpha: _Num, vocab_size: int, one: _Num) -> tuple[list[_Num], list[_Num]]:
+    total = one * (vocab_size * (vocab_size + 1) // 2)
+    shared = [(one * (vocab_size - i)) / total for i in range(vocab_size)]
+    evens = [i for i in range(vocab_size) if i % 2 == 0]
+    odds = [i for i in range(vocab_size) if i % 2 == 1]
+    a = [one / len(evens) if i % 2 == 0 else one * 0 for i in range(vocab_size)]
+    b = [one / len(odds) if i % 2 == 1 else one * 0 for i in range(vocab_size)]
+    rest = one - alpha
+    p = [alpha * s + rest * x for s, x in zip(shared, a, strict=True)]
+    q = [alpha * s + rest * x for s, x in zip(shared, b, strict=True)]
+    return p, q
+
+
+def agreement_pair(alpha: float, vocab_size: int = 8) -> Pair:
+    """A pair whose p and q are the same at every position and agree at rate ``alpha`` (see above).
+
+    >>> pair = agreement_pair(0.8)
+    >>> from specdec_core.distributions import acceptance_rate
+    >>> round(acceptance_rate(pair.target.probs([]), pair.draft.probs([3, 1])), 12)
+    0.8
+    """
+    p, q = agreement_distributions(float(check_alpha(alpha)), vocab_size)
+    words = [QUALITY_WORDS[i] if i < len(QUALITY_WORDS) else f"w{i}" for i in range(vocab_size)]
+    return Pair(FixedModel(p), FixedModel(q), words, None, f"agreement {alpha:g}")
+
+
+# (b) A draft-quality knob over readable words -------------------------------------------------------------------
+
+# Word classes of a toy grammar: determiner (adjective*) noun verb ... Each class is a contiguous id range.
+_CLASSES: dict[str, list[str]] = {
+    "det": ["the", "a", "every"],
+    "adj": ["small", "old", "quiet", "clever", "grey"],
+    "noun": ["cat", "dog", "fox", "bird", "child", "farmer"],
+    "verb": ["sees", "chases", "follows", "finds", "likes"],
+    "prep": ["near", "under", "behind"],
+    "and": ["and"],
+    ".": ["."],
+}
+#: The 24 words of ``quality_pair``, in token-id order.
+QUALITY_WORDS: list[str] = [w for words in _CLASSES.values() for w in words]
+
+# Which class follows which, with what probability (rows sum to 1).
+_GRAMMAR: dict[str, dict[str, float]] = {
+    "det": {"adj": 0.35, "noun": 0.65},
+    "adj": {"adj": 0.15, "noun": 0.85},
+    "noun": {"verb": 0.55, "prep": 0.15, ".": 0.2, "and": 0.1},
+    "verb": {"det": 1.0},
+    "prep": {"det": 1.0},
+    "and": {"det": 1.0},
+    ".": {"det": 1.0},
+}
+# Within a class, words get these weights, rotated by the previous token id so every context differs.
+_WORD_WEIGHTS = [6, 3, 2, 1.5, 1, 0.5]
+
+
+def _markov_row(previous: int) -> list[float]:
+    word_class = next(c for c, words in _CLASSES.items() if QUALITY_WORDS[previous] in words)
+    row: list[float] = []
+    for next_class, words in _CLASSES.items():
+        mass = _GRAMMAR[word_class].get(next_class, 0.0)
+        weights = [_WORD_WEIGHTS[(j + previous) % len(words)] for j in range(len(words))]
+        total = math.fsum(weights)
+        row.extend(mass * w / total for w in weights)
+    return row
+
+
+def quality_pair(quality: float) -> Pair:
+    """A word-level Markov target and a draft of the given quality in [0, 1].
+
+    The draft is ``quality * p + (1 - quality) * uniform`` over the same 24 words: at 0 it guesses at random,
+    at 1 it is the target, and the acceptance rate grows monotonically in between (see ``MixtureModel``).
+    An empty context counts as the start of a sentence.
+
+    >>> pair = quality_pair(1.0)
+    >>> pair.target.probs([]) == pair.draft.probs([])
+    True
+    >>> pair.decode([0, 3, 8, 15, 0, 9, 23])
+    'the small cat chases the dog.'
+    """
+    weight = check_alpha(quality, "quality")
+    vocab_size = len(QUALITY_WORDS)
+    table = [_markov_row(t) for t in range(vocab_size)]
+    target = MarkovModel(table, start=table[QUALITY_WORDS.index(".")])
+    return Pair(target, MixtureModel(target, weight, vocab_size), list(QUALITY_WORDS), None, f"quality {weight:g}")
+
+
+# (c) n-gram language models on a public-domain text -------------------------------------------------------------
+
+#: Where the bundled text lives inside the package (read with importlib.resources, so it works from a wheel).
+TEXT_RESOURCE = "data/pride_and_prejudice_1-24.txt"
+_UNK = "<unk>"
+_END = "<end>"
+#: Kneser-Ney / absolute discount; 0.75 is the customary value (Chen & Goodman 1998).
+_DISCOUNT = 0.75
+#: Share of uniform mass mixed into the lowest order, so every token keeps a positive probability.
+_FLOOR = 0.01
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """Everything the two n-gram models need, counted once from the bundled text."""
+
+    vocab: list[str]
+    unigram: list[int]  # [V] raw counts
+    bigram: dict[int, dict[int, int]]  # v -> w -> c(v w)
+    trigram: dict[tuple[int, int], dict[int, int]]  # (u, v) -> w -> c(u v w)
+    continuation: list[float]  # [V] P_cont(w) = N1+(. w) / N1+(. .), floored with uniform mass
+    middle: dict[int, dict[int, int]]  # v -> w -> N1+(. v w): distinct left neighbours of "v w"
+
+
+def _read_text() -> str:
+    return resources.files("specdec_core").joinpath(TEXT_RESOURCE).read_text(encoding="utf-8")
+
+
+def _paragraphs(text: str) -> list[list[str]]:
+    out: list[list[str]] = []
+    for block in re.split(r"\n\s*\n", text):
+        block = block.strip()
+        # Chapter headings and the title page are not prose.
+        if not block or re.fullmatch(r"Chapter \d+|PRIDE AND PREJUDICE|By Jane Austen", block):
+            continue
+        out.append(tokenize(block.replace("_", "")))
+    return out
+
+
+@cache
+def _counts(max_vocab: int) -> _Counts:
+    paragraphs = _paragraphs(_read_text())
+    frequency = Counter(word for para in paragraphs for word in para)
+    # Most frequent first, ties alphabetical, so the vocabulary is the same on every platform.
+    kept = sorted(frequency, key=lambda w: (-frequency[w], w))[:max_vocab]
+    vocab = [*kept, _UNK, _END]
+    index = {w: i for i, w in enumerate(vocab)}
+    unk, end = index[_UNK], index[_END]
+    # Each paragraph ends with <end>, and the context before its first word is <end> <end>: generation from an
+    # empty context starts a paragraph.
+    stream = [end, end]
+    for para in paragraphs:
+        stream.extend(index.get(w, unk) for w in para)
+        stream.append(end)
+    size = len(vocab)
+    unigram = [0] * size
+    for token in stream[2:]:
+        unigram[token] += 1
+    bigram: dict[int, dict[int, int]] = {}
+    for v, w in pairwise(stream[1:]):
+        row = bigram.setdefault(v, {})
+        row[w] = row.get(w, 0) + 1
+    trigram: dict[tuple[int, int], dict[int, int]] = {}
+    middle: dict[int, dict[int, int]] = {}
+    for u, v, w in zip(stream, stream[1:], stream[2:], strict=False):
+        row = trigram.setdefault((u, v), {})
+        if w not in row:
+            mid = middle.setdefault(v, {})
+            mid[w] = mid.get(w, 0) + 1
+        row[w] = row.get(w, 0) + 1
+    left_types = [0] * size
+    for row in bigram.values():
+        for w in row:
+            left_types[w] += 1
+    n_types = sum(left_types)
+    continuation = [(1 - _FLOOR) * c / n_types + _FLOOR / size for c in left_types]
+    return _Counts(vocab, unigram, bigram, trigram, continuation, middle)
+
+
+class NGramModel:
+    """A word n-gram model over the bundled text, with temperature, top-k and top-p.
+
+    ``order=3`` is the target: interpolated Kneser-Ney (Chen & Goodman 1998, section 3.5) with discount
+    D = 0.75 down to a continuation unigram. ``order=2`` is the draft: a bigram with absolute discounting
+    interpolated with add-one unigram frequencies (no continuation counts), a deliberately weaker model over
+    the same vocabulary. ``order=1`` is the add-one unigram alone.
+
+    Rows are computed on demand and kept in a small least-recently-used cache, since the page asks for the
+    same contexts again and again (every round re-scores the prefix it drafted).
+    """
+
+    def __init__(
+        self,
+        order: int = 3,
+        *,
+        temperature: float = 1.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        max_vocab: int = 1000,
+        cache_size: int = 256,
+    ) -> None:
+        if order not in (1, 2, 3):
+            raise ValueError(f"order must be 1, 2 or 3 (got {order})")
+        if isinstance(max_vocab, bool) or not isinstance(max_vocab, int) or max_vocab < 1:
+            raise ValueError(f"max_vocab must be a positive int (got {max_vocab!r})")
+        self.order = order
+        self.temperature = temperature
+        self.top_k = top_k
+        self.top_p = top_p
+        # Shape a probe row now, so bad knobs fail here with the argument's name rather than mid-generation.
+        shape([0.5, 0.5], temperature=temperature, top_k=top_k, top_p=top_p)
+        self._shaped = (temperature, top_k, top_p) != (1.0, 0, 1.0)
+        self.counts = _counts(max_vocab)
+        self.vocab = self.counts.vocab
+        self.end_token = len(self.vocab) - 1
+        self._cache_size = cache_size
+        self._cache: OrderedDict[tuple[int, int], list[float]] = OrderedDict()
+        total = sum(self.counts.unigram)
+        size = len(self.vocab)
+        self._add_one = [(c + 1) / (total + size) for c in self.counts.unigram]
+
+    def __call__(self, context: Sequence[int]) -> list[float]:
+        return self.probs(context)
+
+    def probs(self, context: Sequence[int]) -> list[float]:
+        """The next-token distribution after ``context`` (token ids; only the last two matter)."""
+        size = len(self.vocab)
+        end = self.end_token
+        tail = [end, end, *context[-2:]]
+        u, v = tail[-2], tail[-1]
+        for token in (u, v):
+            if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < size:
+                raise ValueError(f"context must hold token ids in 0..{size - 1} (got {token!r})")
+        key = (u, v)
+        row = self._cache.get(key)
+        if row is None:
+            row = self._row(u, v)
+            if self._shaped:
+                row = shape(row, temperature=self.temperature, top_k=self.top_k, top_p=self.top_p)
+            self._cache[key] = row
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return list(row)
+
+    def _row(self, u: int, v: int) -> list[float]:
+        if self.order == 1:
+            return list(self._add_one)
+        if self.order == 2:
+            return _discounted(self.counts.bigram.get(v), self._add_one)
+        lower = _discounted(self.counts.middle.get(v), self.counts.continuation)
+        return _discounted(self.counts.trigram.get((u, v)), lower)
+
+
+def _discounted(seen: dict[int, int] | None, lower: list[float]) -> list[float]:
+    """Interpolated absolute discounting: (max(c(w) - D, 0) + D * types * lower(w)) / total.
+
+    The lower-order row gets exactly the mass the discount removed, so the result sums to 1 when ``lower``
+    does. A context never seen falls back to ``lower`` entirely.
+    """
+    if not seen:
+        return list(lower)
+    total = sum(seen.values())
+    weight = _DISCOUNT * len(seen) / total
+    row = [weight * x for x in lower]
+    for w, c in seen.items():
+        row[w] += (c - _DISCOUNT) / total
+    return row
+
+
+def ngram_pair(
+    *,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    target_order: int = 3,
+    draft_order: int = 2,
+    max_vocab: int = 1000,
+) -> Pair:
+    """The trigram target and bigram draft over the bundled text, shaped by the same sampling knobs.
+
+    The first call trains the models (a fraction of a second); later calls reuse the counts. Both models see
+    the same temperature, top-k and top-p, as when a serving system applies one request's settings to both;
+    exactness only needs the target to be verified with its shaped distribution.
+
+    >>> pair = ngram_pair()
+    >>> pair.vocab[pair.end_token], len(pair.vocab)
+    ('<end>', 1002)
+    >>> pair.decode(pair.encode("It is a truth universally acknowledged."))  # a rare word becomes <unk>
+    'it is a truth <unk> acknowledged.'
+    """
+    target = NGramModel(target_order, temperature=temperature, top_k=top_k, top_p=top_p, max_vocab=max_vocab)
+    draft = NGramModel(draft_order, temperature=temperature, top_k=top_k, top_p=top_p, max_vocab=max_vocab)
+    vocab = target.vocab
+    return Pair(target, draft, list(vocab), target.end_token, "pride and prejudice n-grams", vocab.index(_UNK))
