@@ -25,6 +25,7 @@ Non-goals: batching effects, KV-cache costs and anything else that makes real sp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
@@ -33,9 +34,12 @@ from .distributions import check_alpha, check_cost, check_gamma
 __all__ = [
     "ExactModel",
     "accepted_count_distribution",
+    "chi_square_sf",
+    "chi_square_statistic",
     "draft_acceptance_rate",
     "exact_output_distribution",
     "exact_prefix_distribution",
+    "exact_round_distribution",
     "expected_accepted",
     "expected_discarded",
     "expected_tokens",
@@ -255,6 +259,18 @@ def _round_outcomes(
     return outcomes
 
 
+def exact_round_distribution(
+    target: ExactModel, draft: ExactModel, gamma: int, context: tuple[int, ...] = ()
+) -> dict[tuple[int, ...], Fraction]:
+    """Every token sequence one round can emit from ``context`` (accepted prefix + correction or bonus), exactly.
+
+    >>> half = lambda _c: [Fraction(1, 2), Fraction(1, 2)]
+    >>> exact_round_distribution(half, half, 1)[(0, 1)]
+    Fraction(1, 4)
+    """
+    return _round_outcomes(target, draft, context, check_gamma(gamma))
+
+
 def exact_output_distribution(p: Sequence[float | Fraction], q: Sequence[float | Fraction]) -> list[Fraction]:
     """The exact distribution of the token one round emits at a position where the target is p, draft q.
 
@@ -317,3 +333,82 @@ def target_prefix_distribution(
                     nxt[prefix + (y,)] = nxt.get(prefix + (y,), Fraction(0)) + weight * py
         result = nxt
     return result
+
+
+# Goodness of fit ------------------------------------------------------------------------------------------------
+
+
+def chi_square_statistic(counts: Sequence[int], probs: Sequence[float]) -> tuple[float, int]:
+    """Pearson's statistic for observed ``counts`` against expected ``probs``, and its degrees of freedom.
+
+    Cells with zero expected probability are left out; a count in such a cell is impossible under the null and
+    makes the statistic infinite.
+
+    >>> chi_square_statistic([10, 10], [0.5, 0.5])
+    (0.0, 1)
+    """
+    if len(counts) != len(probs):
+        raise ValueError(f"counts and probs must have the same length (got {len(counts)} and {len(probs)})")
+    n = sum(counts)
+    if n <= 0:
+        raise ValueError("counts must hold at least one observation")
+    stat, cells = 0.0, 0
+    for c, p in zip(counts, probs, strict=True):
+        if p <= 0.0:
+            if c:
+                return float("inf"), max(cells, 1)
+            continue
+        expected = n * p
+        stat += (c - expected) ** 2 / expected
+        cells += 1
+    return stat, max(cells - 1, 1)
+
+
+def chi_square_sf(stat: float, df: int) -> float:
+    """P(X >= stat) for X ~ chi-square(df): the p-value of a goodness-of-fit test.
+
+    It is the regularised upper incomplete gamma Q(df/2, stat/2), by its power series below the mean and its
+    continued fraction above (the standard split; see Press et al., Numerical Recipes, Sec. 6.2).
+
+    >>> round(chi_square_sf(3.841458820694124, 1), 6), round(chi_square_sf(4.0, 2), 12) == round(math.exp(-2), 12)
+    (0.05, True)
+    """
+    if df < 1:
+        raise ValueError(f"df must be at least 1 (got {df})")
+    if stat != stat or stat < 0.0:
+        raise ValueError(f"stat must be a number >= 0 (got {stat})")
+    if stat == 0.0:
+        return 1.0
+    if math.isinf(stat):
+        return 0.0
+    a, x = df / 2.0, stat / 2.0
+    log_prefactor = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1.0:
+        term = total = 1.0 / a
+        k = a
+        for _ in range(10_000):
+            k += 1.0
+            term *= x / k
+            total += term
+            if abs(term) < abs(total) * 1e-16:
+                break
+        return max(0.0, min(1.0, 1.0 - total * math.exp(log_prefactor)))
+    # Lentz's method for the continued fraction of Q.
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    return max(0.0, min(1.0, math.exp(log_prefactor) * h))

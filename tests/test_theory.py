@@ -1,0 +1,141 @@
+"""Closed forms of Leviathan et al. (2023) against their definitions and against simulation of the real round."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from _stats import standard_error_bound
+
+from specdec_core.steps import speculative_round
+from specdec_core.theory import (
+    accepted_count_distribution,
+    chi_square_sf,
+    chi_square_statistic,
+    draft_acceptance_rate,
+    expected_accepted,
+    expected_discarded,
+    expected_tokens,
+    operations_factor,
+    optimal_gamma,
+    per_token_alpha_from_acceptance_rate,
+    per_token_alpha_from_tokens_per_pass,
+    speedup,
+)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 0.6, 0.9, 0.99, 1.0])
+@pytest.mark.parametrize("gamma", [0, 1, 4, 8])
+def test_expected_tokens_is_the_mean_of_the_count_distribution(alpha: float, gamma: int) -> None:
+    dist = accepted_count_distribution(alpha, gamma)
+    assert math.fsum(dist) == pytest.approx(1.0, abs=1e-12)
+    mean_accepted = math.fsum(k * pk for k, pk in enumerate(dist))
+    assert expected_tokens(alpha, gamma) == pytest.approx(mean_accepted + 1.0, abs=1e-12)
+    assert expected_accepted(alpha, gamma) == pytest.approx(mean_accepted, abs=1e-12)
+
+
+def test_expected_tokens_edges() -> None:
+    assert expected_tokens(1.0, 4) == 5.0
+    assert expected_tokens(0.0, 4) == 1.0
+    assert expected_tokens(0.5, 0) == 1.0
+
+
+def test_speedup_matches_theorem_3_8_example() -> None:
+    # alpha .8, gamma 4, c .05: (1 - .8^5) / ((1 - .8)(4 * .05 + 1)) = .67232 / .24 = 2.80133...
+    assert speedup(0.8, 4, 0.05) == pytest.approx(0.67232 / 0.24, rel=1e-12)
+
+
+def test_operations_factor_matches_theorem_3_11() -> None:
+    alpha, gamma, c_hat = 0.7, 3, 0.1
+    expected = (1 - alpha) * (gamma * c_hat + gamma + 1) / (1 - alpha ** (gamma + 1))
+    assert operations_factor(alpha, gamma, c_hat) == pytest.approx(expected, rel=1e-12)
+
+
+def test_optimal_gamma_is_the_argmax_and_zero_when_speculation_loses() -> None:
+    for alpha in (0.5, 0.7, 0.9):
+        for cost in (0.01, 0.1, 0.3):
+            g = optimal_gamma(alpha, cost)
+            values = [1.0] + [speedup(alpha, k, cost) for k in range(1, 33)]
+            assert values[g] == pytest.approx(max(values), rel=1e-12)
+    assert optimal_gamma(0.2, 0.9) == 0
+
+
+def test_optimal_gamma_grows_with_alpha() -> None:
+    gammas = [optimal_gamma(a, 0.05) for a in (0.5, 0.7, 0.8, 0.9, 0.95)]
+    assert gammas == sorted(gammas) and gammas[0] < gammas[-1]
+
+
+def test_discarded_counts_drafts_after_the_first_rejection() -> None:
+    # gamma 2, alpha .5: reject at 0 (p .5) discards 1, reject at 1 (p .25) discards 0.
+    assert expected_discarded(0.5, 2) == pytest.approx(0.5)
+
+
+def test_acceptance_figure_conversions_round_trip() -> None:
+    for alpha in (0.1, 0.55, 0.9):
+        for gamma in (1, 3, 7):
+            rate = draft_acceptance_rate(alpha, gamma)
+            assert per_token_alpha_from_acceptance_rate(rate, gamma) == pytest.approx(alpha, abs=1e-9)
+            tpp = expected_tokens(alpha, gamma)
+            assert per_token_alpha_from_tokens_per_pass(tpp, gamma) == pytest.approx(alpha, abs=1e-9)
+    # The drafted-token rate sits below alpha: drafts after a rejection count as drafted, never as accepted.
+    assert draft_acceptance_rate(0.8, 4) < 0.8
+    assert draft_acceptance_rate(0.8, 1) == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: expected_tokens(1.2, 4), "alpha must be between 0 and 1"),
+        (lambda: expected_tokens(0.5, 65), "gamma must be between 0 and 64"),
+        (lambda: speedup(0.5, 4, -1.0), "cost must be a finite number >= 0"),
+        (lambda: draft_acceptance_rate(0.5, 0), "gamma must be at least 1"),
+        (lambda: per_token_alpha_from_tokens_per_pass(9.0, 4), "tokens_per_pass must be between 1 and"),
+        (lambda: optimal_gamma(0.5, 0.1, max_gamma=99), "max_gamma must be between 0 and 64"),
+    ],
+)
+def test_bad_arguments_are_named(call: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()  # type: ignore[operator]
+
+
+def test_chi_square_survival_against_known_values() -> None:
+    # df = 2 is an exponential: sf(x) = exp(-x / 2) exactly.
+    for x in (0.1, 1.0, 5.0, 30.0):
+        assert chi_square_sf(x, 2) == pytest.approx(math.exp(-x / 2), rel=1e-10)
+    # Classic table entries: the 5% critical values for df 1, 5 and 10.
+    for stat, df in ((3.841458820694124, 1), (11.070497693516351, 5), (18.307038053275146, 10)):
+        assert chi_square_sf(stat, df) == pytest.approx(0.05, rel=1e-8)
+    assert chi_square_statistic([5, 0], [1.0, 0.0]) == (0.0, 1)
+    assert chi_square_statistic([5, 1], [1.0, 0.0])[0] == math.inf
+
+
+def _simulate_iid(p: list[float], q: list[float], gamma: int, rounds: int, seed: int) -> list[int]:
+    """Accepted-count histogram from the real scalar round, drafting i.i.d. from q."""
+    rng = random.Random(seed)
+    tokens = list(range(len(q)))
+    hist = [0] * (gamma + 1)
+    for _ in range(rounds):
+        drafts = rng.choices(tokens, weights=q, k=gamma)
+        r = speculative_round([p] * (gamma + 1), [q] * gamma, drafts, rng)
+        hist[r.accepted] += 1
+    return hist
+
+
+@pytest.mark.parametrize(
+    ("p", "q", "gamma"),
+    [([0.4, 0.35, 0.25], [0.2, 0.2, 0.6], 4), ([0.7, 0.2, 0.1], [0.6, 0.3, 0.1], 6), ([0.5, 0.5], [0.9, 0.1], 2)],
+)
+def test_theory_against_simulation(p: list[float], q: list[float], gamma: int) -> None:
+    """Mean tokens per round within 4 standard errors of (1 - alpha^(g+1)) / (1 - alpha), alpha = sum min(p, q),
+    using the closed-form variance of the capped geometric count; and the accepted-count histogram passes a
+    chi-square test at p > 1e-6 (a false alarm once per million seeds)."""
+    alpha = math.fsum(min(a, b) for a, b in zip(p, q, strict=True))
+    rounds = 20_000
+    hist = _simulate_iid(p, q, gamma, rounds, seed=2023)
+    dist = accepted_count_distribution(alpha, gamma)
+    mean = math.fsum(k * c for k, c in enumerate(hist)) / rounds + 1.0
+    var = math.fsum(pk * (k + 1 - expected_tokens(alpha, gamma)) ** 2 for k, pk in enumerate(dist))
+    assert abs(mean - expected_tokens(alpha, gamma)) <= standard_error_bound(mean, var, rounds)
+    stat, df = chi_square_statistic(hist, dist)
+    assert chi_square_sf(stat, df) > 1e-6
