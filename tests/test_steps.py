@@ -139,7 +139,7 @@ def test_bad_round_input_names_the_argument(
 
 
 def test_rng_must_be_a_random_instance() -> None:
-    with pytest.raises(TypeError, match="rng must be a random.Random"):
+    with pytest.raises(TypeError, match=r"rng must be a random\.Random"):
         speculative_round([P, P], [Q], [0], 42)  # type: ignore[arg-type]
 
 
