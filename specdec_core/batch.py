@@ -177,7 +177,8 @@ def _sample_rows(weights: FloatArray, u: NDArray[np.float64]) -> IntArray:
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     rows = np.arange(n)  # [N]
-    starts = np.arange(0, vocab, _BLOCK)  # [nb]
+    width = min(_BLOCK, vocab)  # a small vocabulary is one block
+    starts = np.arange(0, vocab, width)  # [nb]
     block_sums = np.add.reduceat(weights, starts, axis=1)  # [N, nb]
     block_cdf = np.cumsum(block_sums, axis=1, dtype=np.float64)  # [N, nb]
     target = u * block_cdf[:, -1]  # [N]
@@ -189,13 +190,13 @@ def _sample_rows(weights: FloatArray, u: NDArray[np.float64]) -> IntArray:
         block[over] = nb - 1 - np.argmax(block_sums[over][:, ::-1] > 0, axis=1)
     before = np.where(block > 0, block_cdf[rows, np.maximum(block - 1, 0)], 0.0)  # [N]
     inner = np.maximum(target - before, 0.0)  # [N] how far into the chosen block the target falls
-    cols = starts[block][:, None] + np.arange(_BLOCK)  # [N, _BLOCK]
-    inside = cols < vocab  # [N, _BLOCK] the last block may be short
+    cols = starts[block][:, None] + np.arange(width)  # [N, width]
+    inside = cols < vocab  # [N, width] the last block may be short
     cols = np.minimum(cols, vocab - 1)
-    chunk = np.where(inside, weights[rows[:, None], cols], 0.0)  # [N, _BLOCK]
-    chunk_cdf = np.cumsum(chunk, axis=1, dtype=np.float64)  # [N, _BLOCK]
+    chunk = np.where(inside, weights[rows[:, None], cols], 0.0)  # [N, width]
+    chunk_cdf = np.cumsum(chunk, axis=1, dtype=np.float64)  # [N, width]
     offset = (chunk_cdf <= inner[:, None]).sum(axis=1)  # [N]
-    short = offset >= _BLOCK  # [N] rounding again: take the block's last positive token
+    short = offset >= width  # [N] rounding again: take the block's last positive token
     if short.any():
         offset[short] = _last_positive(chunk[short])
     tokens: IntArray = (starts[block] + offset).astype(np.int64)

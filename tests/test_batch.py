@@ -178,6 +178,26 @@ def test_final_token_is_inverse_cdf_of_the_row() -> None:
     np.testing.assert_array_equal(out[:, 0], expected)
 
 
+@pytest.mark.parametrize(
+    ("vocab", "mass", "uniform", "token"),
+    [
+        (4, [1, 3], 0.0, 1),  # u = 0 skips the leading zero-probability token
+        (4, [1, 3], 0.5, 3),  # u exactly on a running sum moves past it and past the zero after it
+        (600, [300, 599], 0.0, 300),  # the same across the sampling blocks of a large vocabulary
+        (600, [300, 599], 0.5, 599),
+        (600, [255, 256], 0.5, 256),  # mass on both sides of a block boundary
+    ],
+)
+def test_inverse_cdf_boundaries(vocab: int, mass: list[int], uniform: float, token: int) -> None:
+    """The token is the first whose running sum exceeds u: a uniform equal to a running sum is past it."""
+    row = np.zeros(vocab)
+    row[mass] = 0.5
+    out = speculative_round_from_uniforms(
+        row[None, None], np.zeros((1, 0, vocab)), np.zeros((1, 0), int), np.array([[uniform]])
+    )
+    assert out.tolist() == [[token]]
+
+
 def test_matches_the_scalar_engine_on_the_same_uniforms() -> None:
     """Both engines read the uniforms in the same order (gamma verify, then one final), so they agree token for
     token; only a uniform landing within rounding error of an inverse-CDF boundary could split them."""
