@@ -34,7 +34,21 @@ function coreWheel() {
   if (wheels.length !== 1) {
     fail(`expected one specdec_core wheel in dist/, found ${wheels.length}: run 'make wheel'`);
   }
-  return path.join(dist, wheels[0]);
+  const wheel = path.join(dist, wheels[0]);
+  warnIfStale(wheel);
+  return wheel;
+}
+
+// The wheel, not the source tree, is what runs here: say so when the sources have moved on.
+function warnIfStale(wheel) {
+  const built = fs.statSync(wheel).mtimeMs;
+  const newer = fs
+    .readdirSync(path.join(ROOT, "specdec_core"), { recursive: true })
+    .filter((f) => !f.includes("__pycache__"))
+    .filter((f) => fs.statSync(path.join(ROOT, "specdec_core", f)).mtimeMs > built);
+  if (newer.length > 0) {
+    console.error(`run_pytest: warning: dist/ wheel is older than specdec_core/${newer[0]}: 'make wheel' rebuilds it`);
+  }
 }
 
 function testWheels() {
