@@ -56,6 +56,9 @@ def main() -> None:
     rows = [("benchmark", "native", "Pyodide", "Pyodide speed / native")]
     for name, mine in native.items():
         theirs = remote["results"][name]
+        if mine["work"] != theirs["work"]:
+            # Same seeds should mean the same tokens; if not, the columns time different work.
+            print(f"warning: {name}: work differs, native {mine['work']} vs Pyodide {theirs['work']}")
         rows.append(
             (
                 name,

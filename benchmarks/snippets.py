@@ -17,14 +17,64 @@ from typing import Any
 REPEATS = 5
 
 
-def _measure(run_once: Callable[[], float], unit: str, higher_is_better: bool) -> dict[str, Any]:
-    runs = [run_once() for _ in range(REPEATS)]
+def _measure(run_once: Callable[[], tuple[float, int]], unit: str, higher_is_better: bool) -> dict[str, Any]:
+    """Repeat ``run_once`` (returning a figure and a work count) and keep every run and the median.
+
+    The work count (tokens emitted, vocabulary size) must agree between native and Pyodide: the
+    same seeds give the same tokens on both, since both use CPython's Mersenne Twister and IEEE
+    doubles. The driver checks it, so the two columns are known to time identical work.
+    """
+    figures, work = [], set()
+    for _ in range(REPEATS):
+        figure, count = run_once()
+        figures.append(figure)
+        work.add(count)
     return {
-        "median": statistics.median(runs),
-        "runs": runs,
+        "median": statistics.median(figures),
+        "runs": figures,
         "unit": unit,
         "higher_is_better": higher_is_better,
+        "work": sorted(work),
     }
+
+
+def _speculative_tokens_per_s(make_pair: Callable[[], Any], tokens: int) -> dict[str, Any]:
+    """Tokens/s of ``engine.generate_speculative`` with a fixed gamma of 4.
+
+    Seeds 0, 1, 2, ... each generate up to ``tokens`` tokens (fewer when the end token comes
+    first) until ``tokens`` have been emitted in all. A fresh pair per run, so no run inherits
+    another's cached rows.
+    """
+    import random
+
+    from specdec_core.engine import generate_speculative
+    from specdec_core.policies import FixedPolicy
+
+    def once() -> tuple[float, int]:
+        pair = make_pair()
+        emitted, seed = 0, 0
+        start = time.perf_counter()
+        while emitted < tokens:
+            trace = generate_speculative(pair, FixedPolicy(4), max_tokens=tokens, rng=random.Random(seed))
+            emitted += trace.counters.emitted
+            seed += 1
+        return emitted / (time.perf_counter() - start), emitted
+
+    return _measure(once, "tokens/s", higher_is_better=True)
+
+
+def engine_agreement_tokens_per_s() -> dict[str, Any]:
+    """Scalar engine on the agreement pair (alpha = 0.8, 8 tokens): mostly interpreter overhead."""
+    from specdec_core.models import agreement_pair
+
+    return _speculative_tokens_per_s(lambda: agreement_pair(0.8), tokens=2000)
+
+
+def engine_ngram_tokens_per_s() -> dict[str, Any]:
+    """Scalar engine on the n-gram pair (about 1,000 words): the site's text generator."""
+    from specdec_core.models import ngram_pair
+
+    return _speculative_tokens_per_s(ngram_pair, tokens=300)
 
 
 def ngram_load_seconds() -> dict[str, Any]:
@@ -35,17 +85,19 @@ def ngram_load_seconds() -> dict[str, Any]:
     """
     from specdec_core import models
 
-    def once() -> float:
+    def once() -> tuple[float, int]:
         models._counts.cache_clear()
         start = time.perf_counter()
-        models.ngram_pair()
-        return time.perf_counter() - start
+        pair = models.ngram_pair()
+        return time.perf_counter() - start, len(pair.vocab)
 
     return _measure(once, "s", higher_is_better=False)
 
 
 SNIPPETS: dict[str, Callable[[], dict[str, Any]]] = {
-    "n-gram pair load": ngram_load_seconds,
+    "scalar engine, agreement pair (V=8, gamma=4)": engine_agreement_tokens_per_s,
+    "scalar engine, n-gram pair (V=1002, gamma=4)": engine_ngram_tokens_per_s,
+    "n-gram pair load (train from text)": ngram_load_seconds,
 }
 
 
