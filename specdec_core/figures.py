@@ -148,6 +148,7 @@ def line(
     return trace
 
 
+# --8<-- [start:pair_figure]
 def pair_figure(
     labels: Sequence[str],
     p: Sequence[float],  # [vocab] target
@@ -178,3 +179,6 @@ def pair_figure(
         ],
         layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"),
     )
+
+
+# --8<-- [end:pair_figure]

@@ -1,0 +1,226 @@
+"""MkDocs hook: the page side of the lab at build time.
+
+What it does, in build order:
+
+1. ``on_config``: adds every ``site_assets/js/widgets/*.js`` to ``extra_javascript`` as a module, after
+   ``js/lab.js``. A widget author drops a file there and it loads on every page.
+2. ``on_files``: serves ``site_assets/js/**`` and ``site_assets/css/**`` at ``js/...`` and ``css/...`` in the site.
+3. ``on_page_content``: for each widget placeholder
+
+       <div class="sd-widget" data-widget="NAME">
+       <script type="application/json">{"handler": "...", "args": {...}, ...}</script>
+       </div>
+
+   it runs the named handler natively (``specdec_core.web.call``, the function the worker calls in the browser)
+   and embeds the result, so the widget paints before Pyodide boots. The inert JSON moves into
+   ``<template data-sd-settings>`` and the result into ``<template data-sd-initial>``: Material's instant
+   navigation re-creates every ``<script>`` in the page content *without its attributes*, which would run the
+   JSON as JavaScript. The settings script must directly follow the opening tag; the handler part is optional.
+   ``NAME`` must have a widget file ``site_assets/js/widgets/NAME.js``. Any other ``<script>`` left in page
+   content is reported (a warning, so ``mkdocs build --strict`` fails).
+4. ``on_post_build``: copies the vendored runtime from ``node_modules`` (only the files the pages load) and the
+   core wheel from ``dist/`` into the site, and writes ``wheels/manifest.json`` for the worker.
+
+Everything the pages load is served from the site itself: no request leaves its origin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import logging
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.config_options import ExtraScriptValue
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
+
+log = logging.getLogger("mkdocs.hooks.lab")
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "site_assets"
+NODE_MODULES = ROOT / "node_modules"
+DIST = ROOT / "dist"
+PACKAGE = ROOT / "specdec_core"
+
+# Source (relative to node_modules) -> destination (relative to the site). Only what the pages load.
+VENDOR: dict[str, str] = {
+    "pyodide/pyodide.mjs": "vendor/pyodide/pyodide.mjs",
+    "pyodide/pyodide.asm.mjs": "vendor/pyodide/pyodide.asm.mjs",
+    "pyodide/pyodide.asm.wasm": "vendor/pyodide/pyodide.asm.wasm",
+    "pyodide/python_stdlib.zip": "vendor/pyodide/python_stdlib.zip",
+    "pyodide/pyodide-lock.json": "vendor/pyodide/pyodide-lock.json",
+    "plotly.js-dist-min/plotly.min.js": "vendor/plotly.min.js",
+    "katex/dist/katex.min.js": "vendor/katex/katex.min.js",
+    "katex/dist/katex.min.css": "vendor/katex/katex.min.css",
+    "katex/dist/contrib/auto-render.min.js": "vendor/katex/contrib/auto-render.min.js",
+}
+VENDOR_DIRS: dict[str, str] = {"katex/dist/fonts": "vendor/katex/fonts"}
+
+RUN_MAKE_SITE = "run `make site`, which installs the npm packages and builds the wheel first"
+
+WIDGET_OPEN = re.compile(r"<div\b[^>]*\bclass=\"(?:[^\"]*\s)?sd-widget(?:\s[^\"]*)?\"[^>]*>")
+WIDGET_NAME = re.compile(r"\bdata-widget=\"([a-z0-9][a-z0-9-]*)\"")
+SETTINGS = re.compile(r"\s*<script type=\"application/json\">(.*?)</script>", re.DOTALL)
+ANY_SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
+
+
+# --- 1. widget scripts --------------------------------------------------------------------------------------
+
+
+def widget_names() -> list[str]:
+    return sorted(path.stem for path in (ASSETS / "js" / "widgets").glob("*.js"))
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    for name in widget_names():
+        script = ExtraScriptValue(f"js/widgets/{name}.js")
+        script.type = "module"
+        config.extra_javascript.append(script)
+    return config
+
+
+# --- 2. site_assets into the site ---------------------------------------------------------------------------
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    for folder in ("js", "css"):
+        for path in sorted((ASSETS / folder).rglob("*")):
+            if path.is_file():
+                uri = path.relative_to(ASSETS).as_posix()
+                files.append(File.generated(config, uri, abs_src_path=str(path)))
+    return files
+
+
+# --- 3. build-time figures ----------------------------------------------------------------------------------
+
+
+def on_pre_build(config: MkDocsConfig) -> None:
+    # `mkdocs serve` keeps this module alive between builds: drop the package so edits to it are picked up.
+    for name in [m for m in sys.modules if m == "specdec_core" or m.startswith("specdec_core.")]:
+        del sys.modules[name]
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+
+def _inert_json(value: Any) -> str:
+    # Inside <template> the text is parsed as HTML: escape the three characters that could start markup or an
+    # entity. \u003c and friends are ordinary JSON escapes, so JSON.parse restores them.
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def render_widget(name: str, settings: dict[str, Any], where: str) -> str | None:
+    """Run the widget's initial handler call natively; ``None`` when its settings name no handler."""
+    handler = settings.get("handler")
+    if handler is None:
+        return None
+    args = settings.get("args", {})
+    if not isinstance(handler, str) or not isinstance(args, dict):
+        raise PluginError(f"{where}: widget {name!r} settings need \"handler\" (a string) and \"args\" (an object)")
+    web = importlib.import_module("specdec_core.web")
+    try:
+        result: str = web.call(handler, json.dumps(args))
+    except Exception as exc:
+        raise PluginError(f"{where}: widget {name!r}: {handler}({args}) failed: {exc!r}") from exc
+    return result
+
+
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    where = page.file.src_uri
+    known = set(widget_names())
+    out: list[str] = []
+    pos = 0
+    for match in WIDGET_OPEN.finditer(html):
+        tag = match.group(0)
+        name_match = WIDGET_NAME.search(tag)
+        if name_match is None:
+            raise PluginError(f"{where}: a widget placeholder needs data-widget=\"name\": {tag}")
+        name = name_match.group(1)
+        if name not in known:
+            raise PluginError(f"{where}: no widget file site_assets/js/widgets/{name}.js for data-widget={name!r}")
+        out.append(html[pos : match.end()])
+        pos = match.end()
+        settings: dict[str, Any] = {}
+        script = SETTINGS.match(html, pos)
+        if script is not None:
+            try:
+                settings = json.loads(script.group(1))
+            except json.JSONDecodeError as exc:
+                raise PluginError(f"{where}: widget {name!r} settings are not valid JSON: {exc}") from exc
+            if not isinstance(settings, dict):
+                raise PluginError(f"{where}: widget {name!r} settings must be a JSON object")
+            pos = script.end()
+        initial = render_widget(name, settings, where)
+        out.append(f"\n<template data-sd-settings data-search-exclude>{_inert_json(settings)}</template>")
+        if initial is not None:
+            out.append(f"\n<template data-sd-initial data-search-exclude>{_inert_json(json.loads(initial))}</template>")
+    out.append(html[pos:])
+    result = "".join(out)
+    if ANY_SCRIPT.search(result):
+        log.warning(
+            "%s: a <script> in page content breaks under instant navigation (Material re-creates it without "
+            "its type); use a widget placeholder's settings JSON instead",
+            where,
+        )
+    return result
+
+
+# --- 4. vendored runtime and the core wheel -----------------------------------------------------------------
+
+
+def _copy(src: Path, dest: Path) -> None:
+    # Skip unchanged files: the wasm and the stdlib are large, and `mkdocs serve` rebuilds often.
+    if dest.exists():
+        s, d = src.stat(), dest.stat()
+        if s.st_size == d.st_size and int(s.st_mtime) == int(d.st_mtime):
+            return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dest)
+
+
+def _core_wheel() -> Path:
+    wheels = sorted(DIST.glob("specdec_core-*.whl"))
+    if len(wheels) != 1:
+        found = ", ".join(w.name for w in wheels) or "none"
+        raise PluginError(f"expected one specdec_core wheel in dist/ (found {found}): {RUN_MAKE_SITE}")
+    wheel = wheels[0]
+    stale = [
+        p.relative_to(ROOT).as_posix()
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.stat().st_mtime > wheel.stat().st_mtime
+    ]
+    if stale:
+        # The browser would run older code than the build-time figures were drawn with.
+        raise PluginError(f"dist/{wheel.name} is older than {', '.join(sorted(stale)[:3])}: {RUN_MAKE_SITE}")
+    return wheel
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    site = Path(config.site_dir)
+    missing = [src for src in [*VENDOR, *VENDOR_DIRS] if not (NODE_MODULES / src).exists()]
+    if missing:
+        raise PluginError(f"node_modules is missing {', '.join(missing)}: {RUN_MAKE_SITE}")
+    for src, dest in VENDOR.items():
+        _copy(NODE_MODULES / src, site / dest)
+    for src_dir, dest_dir in VENDOR_DIRS.items():
+        for path in sorted((NODE_MODULES / src_dir).iterdir()):
+            _copy(path, site / dest_dir / path.name)
+
+    wheel = _core_wheel()
+    wheels = site / "wheels"
+    if wheels.exists():
+        shutil.rmtree(wheels)
+    wheels.mkdir(parents=True)
+    shutil.copy2(wheel, wheels / wheel.name)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    # The worker fetches this (uncached) to learn the wheel's name; the digest busts caches after a redeploy.
+    manifest = {"core": {"file": wheel.name, "sha256": digest}}
+    (wheels / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

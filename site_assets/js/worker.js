@@ -1,0 +1,96 @@
+// The Python worker: Pyodide plus the specdec_core wheel, answering CALL messages (see protocol.js).
+//
+// A module worker (Pyodide refuses classic workers). Every URL resolves against this file's own URL, which sits at
+// <site root>/js/worker.js, so the site works at a domain root and under a GitHub Pages sub-path alike.
+// Start-up runs in named phases behind one `ready` promise; a failure in any phase is reported as ERROR with the
+// phase, never swallowed. The core wheel is unpacked straight onto sys.path (no micropip: it is pure Python and
+// has no dependencies). Everything below `handle` is start-up.
+
+import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
+import { MSG, PHASES } from "./protocol.js";
+
+const SITE = new URL("../", import.meta.url);
+
+let web = null; // the specdec_core.web module (a PyProxy) once ready
+
+// The one message handler: a CALL in, a RESULT or ERROR out.
+function handle(message) {
+  const { id, name, args } = message;
+  try {
+    // Arguments and the result cross as JSON strings; web.call validates, runs and serialises.
+    return { id, type: MSG.RESULT, value: web.call(name, args) };
+  } catch (err) {
+    return errorMessage(id, err);
+  }
+}
+
+// --- start-up ---------------------------------------------------------------------------------------------------
+
+let initId = 0;
+let phase = null;
+
+function progress(name) {
+  phase = name;
+  self.postMessage({ id: initId, type: MSG.PROGRESS, phase: name, label: PHASES[name] });
+}
+
+async function fetchOk(url, init) {
+  const response = await fetch(url, init);
+  if (!response.ok) throw new Error(`${response.status} ${response.statusText} for ${url}`);
+  return response;
+}
+
+async function start() {
+  progress("runtime");
+  const pyodide = await loadPyodide({ indexURL: new URL("vendor/pyodide/", SITE).href });
+
+  progress("core wheel");
+  // The manifest names the wheel; always revalidated, so a redeploy is picked up. Its digest busts caches.
+  const manifest = await (await fetchOk(new URL("wheels/manifest.json", SITE), { cache: "no-cache" })).json();
+  const wheelUrl = new URL(`wheels/${manifest.core.file}`, SITE);
+  wheelUrl.searchParams.set("v", manifest.core.sha256.slice(0, 16));
+  const wheel = await (await fetchOk(wheelUrl)).arrayBuffer();
+  pyodide.unpackArchive(wheel, "wheel");
+
+  progress("import");
+  web = pyodide.pyimport("specdec_core.web");
+  return pyodide.runPython("import specdec_core; specdec_core.__version__");
+}
+
+// Pyodide's PythonError carries the whole traceback in `message`; the page shows its last line.
+function errorMessage(id, err, where) {
+  const text = String((err && err.message) || err);
+  const lines = text.trim().split("\n").filter((line) => line.trim() !== "");
+  const out = {
+    id,
+    type: MSG.ERROR,
+    error: text,
+    traceback_last_line: lines.length ? lines[lines.length - 1].trim() : "unknown error",
+  };
+  if (where) out.phase = where;
+  return out;
+}
+
+let ready = null;
+
+self.onmessage = async (event) => {
+  const message = event.data;
+  if (message.type === MSG.INIT) {
+    initId = message.id;
+    ready ??= start();
+    try {
+      const version = await ready;
+      self.postMessage({ id: initId, type: MSG.READY, version });
+    } catch (err) {
+      self.postMessage(errorMessage(initId, err, phase));
+    }
+  } else if (message.type === MSG.CALL) {
+    try {
+      await ready;
+    } catch (err) {
+      self.postMessage(errorMessage(message.id, err, phase));
+      return;
+    }
+    self.postMessage(handle(message));
+  }
+};

@@ -1,0 +1,189 @@
+"""Fixtures for the browser tests: the built site on loopback, Debian's Chromium, and a strict page.
+
+- ``server`` serves ``site/`` (built by ``make site``) on 127.0.0.1 at a free port, under the sub-path ``/lab/``
+  the way GitHub Pages serves a project site, so every test also checks that no URL assumes the domain root.
+  ``server.block("pyodide.asm.wasm")`` makes matching paths answer 503 until ``server.unblock()``.
+- ``base_url`` is that address (``http://127.0.0.1:PORT/lab/``); ``page.goto("verify/")`` resolves against it.
+- ``browser_type_launch_args`` points pytest-playwright at ``/usr/bin/chromium`` with the flags that work as root
+  (PLATFORM.md); ``playwright install`` is never needed.
+- ``page`` fails the test on any console error, uncaught page error, or request to another origin, and prints the
+  browser's console log when a test fails. A test that expects errors declares them: ``browser_log.allow(regex)``.
+
+Tests wait on visible state (``expect(...)``), never on sleeps.
+"""
+
+from __future__ import annotations
+
+import http.server
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "site"
+PREFIX = "/lab/"
+# make site builds for `make serve`; the sitemap's origin is rewritten to this server's, as SITE_URL would.
+BUILT_FOR = "http://127.0.0.1:8000/"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-unsafe-swiftshader",
+]
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the test log shows the browser console instead
+
+    def translate_path(self, path: str) -> str:
+        clean = path.split("?", 1)[0].split("#", 1)[0]
+        if not clean.startswith(PREFIX):
+            return str(SITE / "__outside_the_site__")
+        return super().translate_path("/" + path[len(PREFIX) :])
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if any(path.endswith(suffix) for suffix in self.server.blocked):
+            self.send_error(503, "blocked by the test")
+            return
+        if path == PREFIX + "sitemap.xml":
+            body = (SITE / "sitemap.xml").read_bytes().replace(BUILT_FOR.encode(), self.server.base.encode())
+            self.send_response(200)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    blocked: set[str]
+    base: str
+
+
+@dataclass
+class SiteServer:
+    """The running server: ``base`` URL, ``origin``, and a switch to block paths."""
+
+    httpd: _Server
+    base: str
+    origin: str
+
+    def block(self, *suffixes: str) -> None:
+        self.httpd.blocked.update(suffixes)
+
+    def unblock(self) -> None:
+        self.httpd.blocked.clear()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[SiteServer]:
+    if not (SITE / "index.html").exists() or not (SITE / "wheels" / "manifest.json").exists():
+        pytest.fail("site/ is not built: run `make site` (make test-browser does it)")
+    httpd = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(SITE)))
+    httpd.blocked = set()
+    origin = f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.base = origin + PREFIX
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield SiteServer(httpd=httpd, base=httpd.base, origin=origin)
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def base_url(server: SiteServer) -> str:
+    return server.base
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make chromium` (as root) or `sudo apt-get install chromium`")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True, "args": CHROMIUM_FLAGS}
+
+
+@dataclass
+class BrowserLog:
+    """Everything the browser said during one test, and the lines a test declared it expects."""
+
+    lines: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    foreign: list[str] = field(default_factory=list)
+    allowed: list[re.Pattern[str]] = field(default_factory=list)
+
+    def allow(self, pattern: str) -> None:
+        """Expect console errors matching ``pattern`` (a regex) in this test."""
+        self.allowed.append(re.compile(pattern))
+
+    def unexpected_errors(self) -> list[str]:
+        return [e for e in self.errors if not any(p.search(e) for p in self.allowed)]
+
+
+@pytest.fixture
+def browser_log() -> BrowserLog:
+    return BrowserLog()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"sd_report_{report.when}", report)
+
+
+@pytest.fixture
+def page(context: Any, server: SiteServer, browser_log: BrowserLog, request: pytest.FixtureRequest) -> Iterator[Any]:
+    def on_console(message: Any) -> None:
+        line = f"[{message.type}] {message.text}"
+        browser_log.lines.append(line)
+        if message.type == "error":
+            browser_log.errors.append(line)
+
+    def on_page_error(error: Any) -> None:
+        line = f"[pageerror] {error}"
+        browser_log.lines.append(line)
+        browser_log.errors.append(line)
+
+    def on_request(req: Any) -> None:
+        url = req.url
+        if url.startswith(("data:", "blob:", "about:")):
+            return
+        if not url.startswith(server.origin + "/"):
+            browser_log.foreign.append(url)
+
+    context.on("request", on_request)
+    page = context.new_page()
+    page.on("console", on_console)
+    page.on("pageerror", on_page_error)
+    page.on("worker", lambda worker: worker.on("console", on_console))
+    yield page
+
+    report = getattr(request.node, "sd_report_call", None)
+    if report is not None and report.failed:
+        print("\n--- browser console ---\n" + "\n".join(browser_log.lines or ["(empty)"]))
+    problems = []
+    if browser_log.foreign:
+        problems.append("requests left the site's origin:\n  " + "\n  ".join(browser_log.foreign))
+    if browser_log.unexpected_errors():
+        problems.append("console errors:\n  " + "\n  ".join(browser_log.unexpected_errors()))
+    if problems:
+        print("\n--- browser console ---\n" + "\n".join(browser_log.lines))
+        pytest.fail("\n".join(problems))
