@@ -5,7 +5,9 @@
 // pytest and its pure-Python dependencies come from .cache/pyodide-wheels/ (tests/pyodide/fetch_wheels.py).
 // numpy does not exist in Pyodide: numpy tests are left out by marker (see numpy_marker.py).
 //
-// Usage: node tests/pyodide/run_pytest.mjs [extra pytest arguments]
+// Usage: node tests/pyodide/run_pytest.mjs [pytest arguments]
+//   With no arguments it runs tests/ and the installed package's doctests. Arguments replace
+//   those targets, e.g. `node tests/pyodide/run_pytest.mjs tests/test_steps.py -x`.
 // Exit status: pytest's own (0 only when every collected test passed).
 
 import fs from "node:fs";
