@@ -227,19 +227,24 @@ def _round_from_uniforms(
 
     # Step 2: the final token. Only the row at the first rejection is gathered, and the residual is computed
     # for rejected sequences alone; a fully accepted sequence samples its bonus from the target's last row.
-    weights = target[rows, accepted].astype(np.result_type(target, draft), copy=False)  # [B, V]
+    # The groups are gathered and sampled apart, so no [B, V] array is built and copied around: at V = 32,000
+    # each fresh array costs about as much as the arithmetic done on it.
     rejected = np.flatnonzero(accepted < gamma)  # [R]
     if rejected.size:
         at = accepted[rejected]  # [R] position of the rejection
         # Correction: normalize(max(0, p - q)) (Leviathan et al. 2023, Alg. 1); _sample_rows normalises.
-        residual = weights[rejected] - draft[rejected, at]  # [R, V]
+        residual = target[rejected, at].astype(np.result_type(target, draft), copy=False)  # [R, V]
+        np.subtract(residual, draft[rejected, at], out=residual)
         np.maximum(residual, 0.0, out=residual)
         # p <= q everywhere (p == q up to the row tolerance) leaves no residual mass; a rejection then has
         # probability zero or a rounding error's worth, and p itself is the natural correction.
         empty = ~(residual > 0).any(axis=1)  # [R]
-        residual[empty] = weights[rejected[empty]]
-        weights[rejected] = residual
-    out[rows, accepted] = _sample_rows(weights, uniforms[:, gamma])
+        if empty.any():
+            residual[empty] = target[rejected[empty], at[empty]]
+        out[rejected, at] = _sample_rows(residual, uniforms[rejected, gamma])
+    full = np.flatnonzero(accepted == gamma)  # [A]
+    if full.size:
+        out[full, gamma] = _sample_rows(target[full, gamma], uniforms[full, gamma])  # bonus from [A, V]
     return out
 
 

@@ -108,6 +108,15 @@ def test_zero_draft_probability_rejects() -> None:
     np.testing.assert_array_equal(out, [[1, -1]])
 
 
+def test_rejection_without_residual_mass_corrects_from_the_target() -> None:
+    """p == q, and the draft token has q(x) = 0, so it is rejected; max(0, p - q) is all zero, and the correction
+    comes from p itself (as ``distributions.residual`` returns p when p == q): u = .75 gives token 1, never 2."""
+    row = np.array([0.5, 0.5, 0.0])
+    target = np.stack([row, row])[None]  # [1, 2, V]
+    out = speculative_round_from_uniforms(target, row[None, None], np.array([[2]]), np.array([[0.0, 0.75]]))
+    np.testing.assert_array_equal(out, [[1, -1]])
+
+
 def test_paper_worked_example_corrects_from_the_residual() -> None:
     """p = [.4, .35, .25], q = [.2, .2, .6], draft token 2: p/q = .25/.6 ~ .417, so u = .9 rejects it and the
     correction comes from [4/7, 3/7, 0]: u = .5 < 4/7 gives token 0, u = .6 > 4/7 gives token 1."""
