@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 # Module name -> what it measures, in the order printed.
 SECTIONS: dict[str, str] = {
     "bench_pyodide": "scalar engine and n-gram load, native CPython vs Pyodide under Node",
+    "bench_batch": "numpy batch round vs the residual-everywhere baseline; batch Monte Carlo",
 }
 
 
