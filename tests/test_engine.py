@@ -21,7 +21,7 @@ from _stats import empirical, tv_bound
 
 from specdec_core.distributions import total_variation
 from specdec_core.engine import Trace, generate_autoregressive, generate_speculative
-from specdec_core.models import MarkovModel, Pair, ngram_pair, quality_pair
+from specdec_core.models import FixedModel, MarkovModel, Pair, ngram_pair, quality_pair
 from specdec_core.policies import (
     ConfidencePolicy,
     DraftPolicy,
@@ -400,3 +400,15 @@ def test_bad_arguments_are_named() -> None:
         generate_autoregressive(pair, max_tokens=3, rng=random.Random(0), context=["the"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="between 0 and 64"):
         generate_speculative(pair, _GreedyPolicy(1), max_tokens=3, rng=random.Random(0))
+
+
+def test_a_model_returning_a_bad_row_is_reported() -> None:
+    good = FixedModel([0.5, 0.5])
+    broken = FixedModel.__new__(FixedModel)
+    broken.row = [0.5, 0.6]  # bypasses the constructor's check, as a buggy model would
+    with pytest.raises(ValueError, match="draft_probs"):
+        generate_speculative(Pair(good, broken, ["a", "b"]), FixedPolicy(2), max_tokens=5, rng=random.Random(0))
+    with pytest.raises(ValueError, match="target"):
+        generate_speculative(Pair(broken, good, ["a", "b"]), FixedPolicy(2), max_tokens=5, rng=random.Random(0))
+    with pytest.raises(ValueError, match=r"target\.probs"):
+        generate_autoregressive(Pair(broken, good, ["a", "b"]), max_tokens=5, rng=random.Random(0))
