@@ -29,9 +29,11 @@ them. NaN and infinities are refused (``call`` raises), because ``JSON.parse`` c
 
 Adding a handler
 ----------------
-Decorate a function with keyword parameters; the name is ``<module>.<what>``::
+Decorate a function with keyword parameters; the name is ``<module>.<what>``. ``example`` holds arguments the
+native tests call it with (every handler must have one: tests/test_web.py checks each result is JSON-safe and that
+its figures validate with ``plotly.graph_objects.Figure``)::
 
-    @handler("theory.expected_tokens")
+    @handler("theory.expected_tokens", example={"alpha": 0.8, "gamma": 4})
     def _expected_tokens(alpha: float, gamma: int) -> dict[str, Any]: ...
 
 Nothing imports this module except the worker and the build hook.
@@ -47,7 +49,7 @@ from typing import Any, TypeVar
 from . import figures
 from .distributions import acceptance_rate, residual, total_variation, validate_probs
 
-__all__ = ["HANDLERS", "call", "dumps", "handler"]
+__all__ = ["EXAMPLES", "HANDLERS", "call", "dumps", "handler"]
 
 Handler = Callable[..., dict[str, Any]]
 H = TypeVar("H", bound=Handler)
@@ -55,14 +57,18 @@ H = TypeVar("H", bound=Handler)
 #: Every handler the page may call, by name.
 HANDLERS: dict[str, Handler] = {}
 
+#: Example keyword arguments per handler, for the native tests.
+EXAMPLES: dict[str, dict[str, Any]] = {}
 
-def handler(name: str) -> Callable[[H], H]:
+
+def handler(name: str, *, example: dict[str, Any]) -> Callable[[H], H]:
     """Register a function under ``name``; registering one name twice is an error, not a silent override."""
 
     def register(fn: H) -> H:
         if name in HANDLERS:
             raise ValueError(f"handler {name!r} is already registered")
         HANDLERS[name] = fn
+        EXAMPLES[name] = example
         return fn
 
     return register
@@ -124,7 +130,7 @@ def _rounded(values: list[float]) -> list[float]:
 
 
 # --8<-- [start:pair]
-@handler("distributions.pair")
+@handler("distributions.pair", example={"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6], "blend": 0.5})
 def _pair(
     p: list[float],  # [vocab] target distribution
     q: list[float],  # [vocab] draft distribution
