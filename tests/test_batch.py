@@ -6,6 +6,7 @@ Statistical tests are seeded, so they are deterministic; their tolerances are st
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from specdec_core import steps, theory
+from specdec_core import batch, steps, theory
 from specdec_core.batch import (
     MAX_GAMMA,
     SimulationCounts,
@@ -576,3 +577,15 @@ def test_batch_engine_matches_scalar_engine_in_distribution() -> None:
             pooled = (c1 + c2) / (n1 + n2)
             sd = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
             assert abs(c1 / n1 - c2 / n2) <= 5 * sd + 1 / n1, (col, value, c1, c2)
+
+
+def test_all_is_sorted_and_lists_every_public_name() -> None:
+    assert batch.__all__ == sorted(batch.__all__)
+    public = {
+        name
+        for name, obj in vars(batch).items()
+        if not name.startswith("_")
+        and (inspect.isfunction(obj) or inspect.isclass(obj))
+        and obj.__module__ == batch.__name__
+    }
+    assert public <= set(batch.__all__) and all(hasattr(batch, name) for name in batch.__all__)
