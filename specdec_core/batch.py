@@ -113,7 +113,7 @@ def _check_round_inputs(
     draft_tokens: object,
     validate: bool,
 ) -> tuple[FloatArray, FloatArray, NDArray[np.intp]]:
-    tokens = np.asarray(draft_tokens)
+    tokens = np.asarray(draft_tokens)  # [B, gamma]
     if not np.issubdtype(tokens.dtype, np.integer):
         raise TypeError(f"draft_tokens must be an integer array (got dtype {tokens.dtype})")
     if tokens.ndim != 2:
@@ -121,14 +121,14 @@ def _check_round_inputs(
     batch, gamma = tokens.shape
     if gamma > MAX_GAMMA:
         raise ValueError(f"gamma must be between 0 and {MAX_GAMMA} (draft_tokens has {gamma} columns)")
-    target = _as_float_array(target_probs, "target_probs", "[B, gamma + 1, V]", 3)
+    target = _as_float_array(target_probs, "target_probs", "[B, gamma + 1, V]", 3)  # [B, gamma + 1, V]
     vocab = target.shape[2]
     if target.shape != (batch, gamma + 1, vocab):
         raise ValueError(
             f"target_probs must have shape [B, gamma + 1, V] = [{batch}, {gamma + 1}, V] to match "
             f"draft_tokens (got shape {target.shape})"
         )
-    draft = _as_float_array(draft_probs, "draft_probs", "[B, gamma, V]", 3)
+    draft = _as_float_array(draft_probs, "draft_probs", "[B, gamma, V]", 3)  # [B, gamma, V]
     if draft.shape != (batch, gamma, vocab):
         raise ValueError(
             f"draft_probs must have shape [B, gamma, V] = [{batch}, {gamma}, {vocab}] to match "
@@ -271,7 +271,7 @@ def speculative_round_from_uniforms(
     """
     target, draft, tokens = _check_round_inputs(target_probs, draft_probs, draft_tokens, validate)
     batch, gamma = tokens.shape
-    u = np.asarray(uniforms)
+    u = np.asarray(uniforms)  # [B, gamma + 1]
     if u.dtype != np.float64:
         raise TypeError(f"uniforms must be a float64 array (got dtype {u.dtype})")
     if u.shape != (batch, gamma + 1):

@@ -417,8 +417,8 @@ def test_first_and_second_tokens_of_a_batch_round_follow_the_target() -> None:
     The first emitted token must be distributed as p. So must the second, among rounds that accepted their first
     draft (the rest of such a round is a fresh round on i.i.d. positions, with gamma - 1 drafts). Each cell is
     held to 5 binomial standard deviations of its sample size n: with 3 tokens x 2 positions, a correct engine
-    fails with probability below 6 x 5.7e-7 (normal approximation), while a bias of 0.5 percentage points at
-    n = 200,000 is over 4 standard deviations (sd = sqrt(.25 * .75 / n) ~ 0.001).
+    fails with probability below 6 x 5.7e-7 (normal approximation), while a bias of 1 percentage point at
+    n = 200,000 is about 10 standard deviations (sd = sqrt(.25 * .75 / n) ~ 0.001) and cannot pass.
     """
     n, gamma = 200_000, 3
     rng = np.random.default_rng(12)
