@@ -142,7 +142,7 @@ const python = {
   fail(reply) {
     if (this.error) return;
     this.error = new SDError(reply);
-    setStatus("error", `Python failed to start (${this.error.phase || "start-up"}): ${this.error.lastLine}`);
+    setStatus("error", `Error: Python failed to start (${this.error.phase || "start-up"})`);
     this.settle.reject(this.error);
     for (const waiter of this.pending.values()) waiter.reject(this.error);
     this.pending.clear();
@@ -404,7 +404,9 @@ function context(el, name, signal) {
     note.className = "sd-notice";
     note.setAttribute("role", "status");
     note.textContent = text;
-    el.prepend(note);
+    const notes = el.querySelectorAll(":scope > .sd-notice");
+    if (notes.length) notes[notes.length - 1].after(note);
+    else el.prepend(note);
     return note;
   };
 
@@ -562,7 +564,17 @@ function onPage() {
   mountAll();
 }
 
-window.SDLab = Object.freeze({ register, readQuery, writeQuery, PARAMS, site: SITE.href, retry: retryAll });
+// Also for tests and benchmarks: SDLab.call(name, args) runs a handler without any widget or banner.
+window.SDLab = Object.freeze({
+  register,
+  call: (name, args) => python.call(name, args),
+  ready: () => python.ready,
+  readQuery,
+  writeQuery,
+  PARAMS,
+  site: SITE.href,
+  retry: retryAll,
+});
 python.start();
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);

@@ -40,9 +40,31 @@ async function fetchOk(url, init) {
   return response;
 }
 
+// Pyodide 314 catches a failed WebAssembly instantiation (for example, pyodide.asm.wasm answered 404 or 503),
+// logs it with two console.warn calls and never settles loadPyodide (getInstantiateWasmFunc in pyodide.mjs).
+// Watching for that warning turns the hang into a start-up error the page can show and retry.
+function wasmFailure() {
+  const warn = console.warn;
+  let reject;
+  let seen = false;
+  const failed = new Promise((_, r) => (reject = r));
+  console.warn = (...args) => {
+    warn.apply(console, args);
+    if (seen) reject(new Error(`the Python runtime (pyodide.asm.wasm) failed to load: ${args[0]?.message ?? args[0]}`));
+    seen ||= args[0] === "wasm instantiation failed!";
+  };
+  return { failed, restore: () => (console.warn = warn) };
+}
+
 async function start() {
   progress("runtime");
-  const pyodide = await loadPyodide({ indexURL: new URL("vendor/pyodide/", SITE).href });
+  const watch = wasmFailure();
+  let pyodide;
+  try {
+    pyodide = await Promise.race([loadPyodide({ indexURL: new URL("vendor/pyodide/", SITE).href }), watch.failed]);
+  } finally {
+    watch.restore();
+  }
 
   progress("core wheel");
   // The manifest names the wheel; always revalidated, so a redeploy is picked up. Its digest busts caches.
@@ -85,6 +107,10 @@ self.onmessage = async (event) => {
       self.postMessage(errorMessage(initId, err, phase));
     }
   } else if (message.type === MSG.CALL) {
+    if (!ready) {
+      self.postMessage(errorMessage(message.id, new Error("CALL before INIT: the worker was not started")));
+      return;
+    }
     try {
       await ready;
     } catch (err) {
