@@ -192,11 +192,9 @@ def _core_wheel() -> Path:
         found = ", ".join(w.name for w in wheels) or "none"
         raise PluginError(f"expected one specdec_core wheel in dist/ (found {found}): {RUN_MAKE_SITE}")
     wheel = wheels[0]
-    stale = [
-        p.relative_to(ROOT).as_posix()
-        for p in PACKAGE.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.stat().st_mtime > wheel.stat().st_mtime
-    ]
+    # The same sources the Makefile's wheel rule depends on (WHEEL_SRC), so `make site` always clears this.
+    sources = [*PACKAGE.glob("*.py"), *(p for p in (PACKAGE / "data").glob("*") if p.is_file())]
+    stale = [p.relative_to(ROOT).as_posix() for p in sources if p.stat().st_mtime > wheel.stat().st_mtime]
     if stale:
         # The browser would run older code than the build-time figures were drawn with.
         raise PluginError(f"dist/{wheel.name} is older than {', '.join(sorted(stale)[:3])}: {RUN_MAKE_SITE}")
