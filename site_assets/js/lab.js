@@ -26,6 +26,7 @@
 //                                   //   check task.signal.aborted between them; a Stop button calls task.stop().
 //                                   //   Also stopped when the widget unmounts (navigation, Retry).
 //         ctx.signal                // AbortSignal: aborted when the widget unmounts
+//         ctx.chart(label)          // -> an empty <div class="sd-chart" role="figure" aria-label=label>
 //         ctx.render(target, figure)   // Promise: Plotly.react with the current light/dark theme applied;
 //                                   //   re-rendered automatically when the reader toggles the palette
 //         ctx.slider({key, label, min, max, step, value, format})  // -> {root, input, output, value}: a labelled
@@ -448,6 +449,14 @@ function context(el, name, signal) {
       return { signal: controller.signal, stop: () => controller.abort() };
     },
     render,
+    chart(label) {
+      // role=figure (not img): Plotly's mode bar puts focusable buttons inside the chart.
+      const div = document.createElement("div");
+      div.className = "sd-chart";
+      div.setAttribute("role", "figure");
+      div.setAttribute("aria-label", label);
+      return div;
+    },
     slider({ key, label, min, max, step, value, format = formatNumber }) {
       const id = `sd-${name}-${key}-${++uid}`;
       const root = document.createElement("div");
@@ -557,6 +566,9 @@ function mountAll() {
 // --- wiring -----------------------------------------------------------------------------------------------------
 
 function onPage() {
+  // Material's search overlay is a dialog without a name (axe-core: aria-dialog-name); the header persists across
+  // instant navigation, so naming it once per page is enough.
+  document.querySelector('.md-search[role="dialog"]:not([aria-label])')?.setAttribute("aria-label", "Search");
   statusElement().dataset.sdStatus = status.state;
   setStatus(status.state, status.text);
   for (const el of [...mounted.keys()]) if (!el.isConnected) unmount(el); // left behind by instant navigation

@@ -18,10 +18,7 @@ SDLab.register("pair", {
       value: args.blend ?? 0,
       format: (v) => `${Math.round(v * 100)}%`,
     });
-    const chart = document.createElement("div");
-    chart.className = "sd-chart";
-    chart.setAttribute("role", "img");
-    chart.setAttribute("aria-label", "Bar chart of the target p, the draft q, min(p, q) and the residual per token");
+    const chart = ctx.chart("Bar chart of the target p, the draft q, min(p, q) and the residual, per token");
     const metrics = ctx.metrics([
       { name: "accept-rate", label: "Accept rate β = Σ min(p, q)" },
       { name: "reject-rate", label: "Rejection probability 1 − β" },
