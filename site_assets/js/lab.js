@@ -31,6 +31,7 @@
 //                                   //   re-rendered automatically when the reader toggles the palette
 //         ctx.slider({key, label, min, max, step, value, format})  // -> {root, input, output, value}: a labelled
 //                                   //   range input (append root yourself); `value` is the number
+//         ctx.number({key, label, min, max, step, value})  // -> {root, input, value}: a labelled number input
 //         ctx.button(label, onClick)   // -> a <button type=button class="md-button">
 //         ctx.metrics([{name, label}])  // -> element holding [data-metric=name] outputs (aria-live)
 //         ctx.setMetric(name, value, text?)  // sets data-value (raw number) and text on [data-metric=name] in el
@@ -482,6 +483,25 @@ function context(el, name, signal) {
         set value(v) {
           input.value = v;
           show();
+        },
+      };
+    },
+    number({ key, label, min, max, step = 1, value }) {
+      const id = `sd-${name}-${key}-${++uid}`;
+      const root = document.createElement("div");
+      root.className = "sd-control sd-control--number";
+      root.innerHTML = `<label for="${id}"></label><input type="number" id="${id}" inputmode="numeric">`;
+      root.querySelector("label").textContent = label;
+      const input = root.querySelector("input");
+      Object.assign(input, { name: key, min, max, step, value });
+      return {
+        root,
+        input,
+        get value() {
+          return Number(input.value);
+        },
+        set value(v) {
+          input.value = v;
         },
       };
     },

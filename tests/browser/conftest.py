@@ -173,7 +173,6 @@ def page(context: Any, server: SiteServer, browser_log: BrowserLog, request: pyt
     page = context.new_page()
     page.on("console", on_console)
     page.on("pageerror", on_page_error)
-    page.on("worker", lambda worker: worker.on("console", on_console))
     yield page
 
     report = getattr(request.node, "sd_report_call", None)
