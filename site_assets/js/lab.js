@@ -45,18 +45,26 @@
 //     });
 //
 //   Mounting is idempotent (el gets data-sd-mounted). The widget gets data-sd-live once a live call succeeded.
-//   Paint ctx.initial first, then call live once ctx.ready resolves.
+//   Paint ctx.initial first, then call live once ctx.ready resolves (widgets/pair.js is the smallest example).
+//
+//   A long run that a Stop button can end (each CALL is short; the loop stops between calls):
+//
+//     const run = ctx.task();
+//     stopButton.onclick = run.stop;
+//     while (!run.signal.aborted) paint(await ctx.call("some.handler", {...}, { signal: run.signal }));
+//
+//   An aborted call rejects with an AbortError, which ends the loop quietly (never logged as an error).
 //
 // Status: one [data-sd-status] element in the header, value loading | ready | error.
 
-import { MSG, PHASES, message } from "./protocol.js";
+import { MSG, message } from "./protocol.js";
 
 const SITE = new URL("../", import.meta.url);
 const READY_TEXT = "Ready: target context synchronized";
 
 // --- status line ----------------------------------------------------------------------------------------------
 
-const status = { state: "loading", text: "Loading Python…", error: null };
+const status = { state: "loading", text: "Loading Python…" };
 
 function statusElement() {
   let el = document.querySelector("[data-sd-status]");
