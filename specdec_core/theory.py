@@ -34,6 +34,7 @@ from .distributions import check_alpha, check_cost, check_gamma
 __all__ = [
     "ExactModel",
     "accepted_count_distribution",
+    "break_even_alpha",
     "chi_square_sf",
     "chi_square_statistic",
     "draft_acceptance_rate",
@@ -149,6 +150,27 @@ def optimal_gamma(alpha: float, cost: float, max_gamma: int = 32) -> int:
         if value > best_value * (1.0 + 1e-12):
             best, best_value = g, value
     return best
+
+
+def break_even_alpha(gamma: int, cost: float) -> float | None:
+    """The agreement rate alpha at which ``speedup(alpha, gamma, cost)`` is exactly 1: below it, speculation loses.
+
+    Speedup grows with alpha, from 1 / (gamma c + 1) at alpha = 0 to (gamma + 1) / (gamma c + 1) at alpha = 1, so
+    the break-even point is unique and found by bisection. ``None`` when even alpha = 1 does not pay, which
+    happens exactly when c > 1 (a draft step slower than a target pass). At c = 0 drafting is free: 0.
+
+    >>> round(break_even_alpha(4, 0.05), 4), break_even_alpha(4, 0.0), break_even_alpha(4, 1.5)
+    (0.1668, 0.0, None)
+    """
+    g = check_gamma(gamma)
+    c = check_cost(cost)
+    if g == 0:
+        raise ValueError("gamma must be at least 1 for a break-even alpha (at 0 the speedup is 1 for every alpha)")
+    if speedup(1.0, g, c) < 1.0:
+        return None
+    if speedup(0.0, g, c) >= 1.0:  # c = 0: even a draft that is always rejected costs nothing
+        return 0.0
+    return _invert_increasing(lambda a: speedup(a, g, c), 1.0)
 
 
 def draft_acceptance_rate(alpha: float, gamma: int) -> float:
