@@ -19,11 +19,15 @@ from typing import Any
 __all__ = [
     "COLORS",
     "PATTERNS",
+    "POLICY_STYLES",
     "bar",
     "figure",
     "layout",
     "line",
+    "optimal_gamma_map_figure",
     "pair_figure",
+    "policy_bars_figure",
+    "speedup_curve_figure",
 ]
 
 Figure = dict[str, Any]
@@ -182,3 +186,105 @@ def pair_figure(
 
 
 # --8<-- [end:pair_figure]
+
+
+# --- Tuning ---------------------------------------------------------------------------------------------------
+# Figures of the Tuning page (docs/tuning.md): the speedup curve over gamma, the map of the best gamma over
+# (cost, alpha), and the adaptive-policy comparison.
+
+#: One colour (and bar pattern) per draft-length policy, taken from the same colour-blind-safe set.
+POLICY_STYLES: dict[str, tuple[str, str]] = {
+    "fixed": (COLORS["target"], ""),
+    "confidence": (COLORS["draft"], "/"),
+    "dynamic": (COLORS["overlap"], "."),
+    "oracle": (COLORS["residual"], "x"),
+}
+
+# Spelled out: ruff flags literal Greek letters as confusable with Latin ones.
+_G, _A, _X = "\N{GREEK SMALL LETTER GAMMA}", "\N{GREEK SMALL LETTER ALPHA}", "\N{MULTIPLICATION SIGN}"
+
+
+def speedup_curve_figure(
+    gammas: Sequence[int],
+    speedups: Sequence[float],  # [len(gammas)] Thm 3.8 at each gamma
+    *,
+    gamma: int,
+    best_gamma: int,
+) -> Figure:
+    """Speedup against gamma for one (alpha, c), with the break-even line, the chosen gamma and the optimum.
+
+    ``best_gamma`` 0 means no gamma pays; the optimum marker then sits on the break-even line at gamma 0.
+    """
+    by_gamma = dict(zip(gammas, speedups, strict=True))
+    best_value = by_gamma.get(best_gamma, 1.0)
+    chosen = line(
+        [gamma],
+        [by_gamma[gamma]],
+        name=f"your {_G} = {gamma}",
+        role="target",
+        mode="markers",
+    )
+    chosen["marker"] = {"color": COLORS["target"], "size": 11, "symbol": "circle"}
+    optimum = line(
+        [best_gamma],
+        [best_value],
+        name=f"optimal {_G} = {best_gamma}",
+        role="rejected",
+        mode="markers",
+    )
+    optimum["marker"] = {"color": COLORS["rejected"], "size": 15, "symbol": "star"}
+    curve = line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers")
+    curve["hovertemplate"] = _G + " = %{x}: speedup %{y:.3f}" + _X + "<extra></extra>"
+    even = line([0, max(gammas)], [1.0, 1.0], name=f"break-even (1{_X})", role="discarded", dash="dash")
+    even["hoverinfo"] = "skip"
+    top = max([*speedups, 1.0])
+    out = figure(
+        [curve, even, chosen, optimum],
+        layout(x_title=f"speculation length {_G}", y_title="speedup over plain decoding", y_range=[0, top * 1.12]),
+    )
+    out["layout"]["xaxis"]["dtick"] = 2 if max(gammas) > 16 else 1
+    return out
+
+
+def optimal_gamma_map_figure(
+    costs: Sequence[float],  # [C] x axis
+    alphas: Sequence[float],  # [A] y axis
+    best: Sequence[Sequence[int]],  # [A][C] optimal gamma (0: do not speculate)
+    *,
+    alpha: float,
+    cost: float,
+) -> Figure:
+    """Heatmap of the optimal gamma over draft cost (x) and agreement rate (y), with the reader's point marked."""
+    heat: Trace = {
+        "type": "heatmap",
+        "x": list(costs),
+        "y": list(alphas),
+        "z": [list(row) for row in best],
+        "colorscale": "Viridis",
+        "zmin": 0,
+        "colorbar": {"title": {"text": f"optimal {_G}"}, "thickness": 12},
+        "hovertemplate": f"c = %{{x:.2f}}, {_A} = %{{y:.2f}}: optimal {_G} = %{{z}}<extra></extra>",
+        "name": f"optimal {_G}",
+    }
+    here = line([cost], [alpha], name=f"your (c, {_A})", mode="markers")
+    here["marker"] = {"color": "#FFFFFF", "size": 12, "symbol": "x", "line": {"color": "#000000", "width": 2}}
+    here["hovertemplate"] = f"your setting: c = %{{x:.2f}}, {_A} = %{{y:.2f}}<extra></extra>"
+    out = figure([heat, here], layout(x_title="draft cost c", y_title=f"agreement rate {_A}", height=360))
+    out["layout"]["showlegend"] = False
+    return out
+
+
+def policy_bars_figure(
+    policies: Sequence[str],  # keys of POLICY_STYLES, in display order
+    labels: Sequence[str],  # [P] legend names
+    measures: Sequence[str],  # [M] x-axis categories
+    values: Sequence[Sequence[float]],  # [P][M]
+) -> Figure:
+    """Grouped bars: one group per measure, one bar per policy (colour and pattern per policy)."""
+    traces: list[Trace] = []
+    for key, label, row in zip(policies, labels, values, strict=True):
+        colour, pattern = POLICY_STYLES[key]
+        trace = bar(measures, row, name=label, hover=f"{label}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
+        trace["marker"] = {"color": colour, **({"pattern": {"shape": pattern}} if pattern else {})}
+        traces.append(trace)
+    return figure(traces, layout(y_title="value", barmode="group", height=340))

@@ -43,11 +43,21 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, TypeVar
 
-from . import figures
-from .distributions import acceptance_rate, residual, total_variation, validate_probs
+from . import engine, figures, models, policies, theory
+from .distributions import (
+    acceptance_rate,
+    check_alpha,
+    check_cost,
+    check_gamma,
+    residual,
+    total_variation,
+    validate_probs,
+)
 
 __all__ = ["EXAMPLES", "HANDLERS", "call", "dumps", "handler"]
 
@@ -169,3 +179,192 @@ def _pair(
 
 
 # --8<-- [end:pair]
+
+
+# --- Tuning -------------------------------------------------------------------------------------------------
+# Handlers of the Tuning page (docs/tuning.md): the gamma calculator and the adaptive-policy comparison.
+
+#: The optimal-gamma map's grid: alpha 0..0.98 and c 0..1, both in steps of 0.02.
+_MAP_ALPHAS = [round(i * 0.02, 2) for i in range(50)]
+_MAP_COSTS = [round(i * 0.02, 2) for i in range(51)]
+_MAX_GAMMA = 32
+_GAMMA = "\N{GREEK SMALL LETTER GAMMA}"  # spelled out: ruff flags a literal Greek letter as confusable
+
+
+@lru_cache(maxsize=1)
+def _optimal_gamma_grid() -> tuple[tuple[int, ...], ...]:
+    # The same for every call, so computed once per process (about 0.1 s natively) and reused by every slider move.
+    return tuple(tuple(theory.optimal_gamma(a, c, _MAX_GAMMA) for c in _MAP_COSTS) for a in _MAP_ALPHAS)
+
+
+# --8<-- [start:tuning_calculator]
+@handler("tuning.calculator", example={"alpha": 0.8, "gamma": 4, "cost": 0.05})
+def _tuning_calculator(
+    alpha: float = 0.8,  # per-token agreement rate (used when source is "alpha")
+    gamma: int = 4,  # speculation length: vLLM num_speculative_tokens, transformers num_assistant_tokens
+    cost: float = 0.05,  # c = draft step time / target pass time
+    op_cost: float | None = None,  # c_hat = draft operations per token / target's (Thm 3.11); defaults to c
+    source: str = "alpha",  # which figure the reader has: "alpha", "rate" (accepted / drafted) or "length"
+    rate: float | None = None,  # vLLM's draft acceptance rate, accepted / drafted
+    length: float | None = None,  # mean acceptance length = tokens per target pass = 1 + accepted / rounds
+) -> dict[str, Any]:
+    """Everything Thm 3.8 and 3.11 say about one (alpha, gamma, c), and the gamma they recommend."""
+    g = check_gamma(gamma)
+    if g < 1:
+        raise ValueError("gamma must be between 1 and 64 (got 0: nothing would be drafted)")
+    notes: list[str] = []
+    # A served model reports acceptance after the fact; turn it into the per-token alpha the formulas use.
+    if source == "alpha":
+        a = check_alpha(alpha)
+    elif source == "rate":
+        a = theory.per_token_alpha_from_acceptance_rate(check_alpha(rate, "rate"), g)
+    elif source == "length":
+        raw = check_cost(length, "length")
+        tokens = min(max(raw, 1.0), g + 1.0)
+        if tokens != raw:
+            notes.append(f"a mean acceptance length of {raw:g} is impossible at {_GAMMA} = {g}; using {tokens:g}")
+        a = theory.per_token_alpha_from_tokens_per_pass(tokens, g)
+    else:
+        raise ValueError(f"source must be one of alpha, rate, length (got {source!r})")
+    c = check_cost(cost)
+    c_hat = c if op_cost is None else check_cost(op_cost, "op_cost")
+
+    best = theory.optimal_gamma(a, c, _MAX_GAMMA)
+    gammas = list(range(1, max(16, g, best + 2) + 1))[:_MAX_GAMMA]
+    curve = [theory.speedup(a, k, c) for k in gammas]
+    even = theory.break_even_alpha(g, c)
+    metrics = {
+        "alpha": a,
+        "tokens-per-pass": theory.expected_tokens(a, g),
+        "draft-acceptance-rate": theory.draft_acceptance_rate(a, g),
+        "speedup": theory.speedup(a, g, c),
+        "optimal-gamma": best,
+        "optimal-speedup": theory.speedup(a, best, c) if best else 1.0,
+        "operations-factor": theory.operations_factor(a, g, c_hat),
+        "discarded-fraction": theory.expected_discarded(a, g) / g,
+    }
+    if even is not None:  # None when c > 1: no alpha pays, and the page says so in words
+        metrics["break-even-alpha"] = even
+    grid = _optimal_gamma_grid()
+    return {
+        "figures": {
+            "speedup": figures.speedup_curve_figure(gammas, _rounded(curve), gamma=g, best_gamma=best),
+            "map": figures.optimal_gamma_map_figure(_MAP_COSTS, _MAP_ALPHAS, grid, alpha=a, cost=c),
+        },
+        "metrics": {k: round(v, 12) if isinstance(v, float) else v for k, v in metrics.items()},
+        "pays": even is not None and a > even,
+        "notes": notes,
+    }
+
+
+# --8<-- [end:tuning_calculator]
+
+_POLICY_NAMES = ("fixed", "confidence", "dynamic", "oracle")
+_POLICY_LABELS = {
+    "fixed": f"fixed {_GAMMA}",
+    "confidence": "confidence \N{GREEK SMALL LETTER TAU}",
+    "dynamic": "dynamic +2/\N{MINUS SIGN}1",
+    "oracle": "oracle (upper bound)",
+}
+_MEASURES = ["tokens per target pass", "draft steps per token", "discarded share", "speedup at c"]
+
+
+@lru_cache(maxsize=4)
+def _tuning_pair(temperature: float, top_k: int, top_p: float) -> models.Pair:
+    # Reusing the pair keeps the models' row caches warm across the chunks of one run.
+    return models.ngram_pair(temperature=temperature, top_k=top_k, top_p=top_p)
+
+
+def _make_tuning_policy(name: str, gamma: int, tau: float, max_gamma: int, state: dict[str, Any]) -> Any:
+    if name == "fixed":
+        return policies.FixedPolicy(gamma)
+    if name == "confidence":
+        return policies.ConfidencePolicy(tau, max_gamma)
+    if name == "dynamic":
+        # The schedule's current length carries over from the previous chunk, as in one long generation.
+        return policies.DynamicPolicy(int(state.get("gamma", gamma)), max(max_gamma, gamma))
+    return policies.OraclePolicy(max_gamma)
+
+
+# --8<-- [start:tuning_policies]
+@handler("tuning.policies", example={"tokens": 40, "seed": 1, "gamma": 4, "tau": 0.5})
+def _tuning_policies(
+    tokens: int = 50,  # tokens each policy emits in this call (one chunk of a longer run)
+    seed: int = 0,
+    chunk: int = 0,  # index of this chunk; with the seed it fixes the random stream
+    gamma: int = 4,  # fixed gamma, and the dynamic schedule's starting length
+    tau: float = 0.5,  # confidence threshold
+    max_gamma: int = 16,  # cap for the confidence, dynamic and oracle rules
+    cost: float = 0.05,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    policies_: list[str] | None = None,
+    state: dict[str, Any] | None = None,  # policy -> {counters, context, gamma}, as returned by the last chunk
+) -> dict[str, Any]:
+    """Run each draft-length policy for ``tokens`` more tokens on the n-gram pair; return running totals.
+
+    A long run is many short calls: the page passes ``state`` back, so the totals, the text context and the
+    dynamic schedule continue where the last chunk stopped. A paragraph that ends starts a fresh one.
+    """
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= 2000:
+        raise ValueError(f"tokens must be an int between 1 and 2000 (got {tokens!r})")
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 0:
+        raise ValueError(f"chunk must be an int >= 0 (got {chunk!r})")
+    g = check_gamma(gamma)
+    if g < 1:
+        raise ValueError("gamma must be between 1 and 64 (got 0)")
+    c = check_cost(cost)
+    names = list(policies_ or _POLICY_NAMES)
+    if not names or any(n not in _POLICY_NAMES for n in names):
+        raise ValueError(f"policies_ must name some of {', '.join(_POLICY_NAMES)} (got {names!r})")
+    pair = _tuning_pair(float(temperature), int(top_k), float(top_p))
+    previous = state or {}
+    new_state: dict[str, Any] = {}
+    metrics: dict[str, float] = {}
+    rows: list[list[float]] = []
+    sample = ""
+    for name in names:
+        mine = previous.get(name, {})
+        policy = _make_tuning_policy(name, g, tau, max_gamma, mine)
+        totals = dict.fromkeys(engine.Counters().to_dict(), 0) | mine.get("counters", {})
+        context = [int(t) for t in mine.get("context", [])]
+        # Every policy gets the same stream; they consume it differently, so texts differ but all are exact.
+        rng = random.Random(f"tuning:{seed}:{chunk}")
+        emitted = 0
+        while emitted < tokens:
+            trace = engine.generate_speculative(pair, policy, max_tokens=tokens - emitted, rng=rng, context=context)
+            for key, value in trace.counters.to_dict().items():
+                totals[key] += value
+            emitted += trace.counters.emitted
+            context = [] if trace.stopped == "end" else (context + trace.tokens)[-8:]
+            if name == names[0]:
+                sample += (" " if sample else "") + trace.text
+        new_state[name] = {"counters": totals, "context": context, "gamma": getattr(policy, "gamma", g)}
+
+        passes, steps, drafted = totals["target_passes"], totals["draft_steps"], totals["drafted"]
+        row = [
+            totals["emitted"] / passes,
+            steps / totals["emitted"],
+            totals["discarded"] / drafted if drafted else 0.0,
+            totals["emitted"] / (passes + c * steps),  # plain decoding: one target pass per token
+        ]
+        rows.append(_rounded(row))
+        for metric, value in zip(
+            ("tokens-per-pass", "draft-per-token", "discarded-fraction", "speedup"), row, strict=True
+        ):
+            metrics[f"{name}-{metric}"] = round(value, 12)
+        metrics[f"{name}-tokens-emitted"] = totals["emitted"]
+        if name == "fixed":
+            # alpha as the calculator means it: each verified draft is accepted or rejected; discards never count.
+            judged = totals["accepted"] + totals["rejected"]
+            metrics["alpha-measured"] = round(totals["accepted"] / judged, 12) if judged else 0.0
+    return {
+        "figure": figures.policy_bars_figure(names, [_POLICY_LABELS[n] for n in names], _MEASURES, rows),
+        "metrics": metrics,
+        "state": new_state,
+        "sample": sample,
+    }
+
+
+# --8<-- [end:tuning_policies]
