@@ -288,3 +288,158 @@ def policy_bars_figure(
         trace["marker"] = {"color": colour, **({"pattern": {"shape": pattern}} if pattern else {})}
         traces.append(trace)
     return figure(traces, layout(y_title="value", barmode="group", height=340))
+
+
+# --- Correct, Bonus, Why it is exact ----------------------------------------------------------------------------
+
+
+def _with_pattern(trace: Trace, shape: str) -> Trace:
+    # A second cue besides colour for series whose role has no pattern of its own.
+    trace.setdefault("marker", {})["pattern"] = {"shape": shape}
+    return trace
+
+
+def correct_split_figure(
+    labels: Sequence[str],
+    p: Sequence[float],  # [vocab] target
+    overlap: Sequence[float],  # [vocab] min(p, q): emitted as an accepted draft
+    rejected_part: Sequence[float],  # [vocab] (1 - beta) * residual: emitted as a correction
+) -> Figure:
+    """The proof in one picture: per token, accepted mass stacked on correction mass reaches exactly p(x)."""
+    fig = figure(
+        [
+            bar(
+                labels,
+                overlap,
+                name="accepted draft: min(p, q)(x)",
+                role="overlap",
+                hover="via an accepted draft: %{y:.4f}<extra></extra>",
+            ),
+            bar(
+                labels,
+                rejected_part,
+                name="correction: (1 &minus; &beta;) · residual(x)",
+                role="residual",
+                hover="via a correction: %{y:.4f}<extra></extra>",
+            ),
+            line(labels, p, name="target p(x)", role="target", mode="markers"),  # type: ignore[arg-type]
+        ],
+        layout(x_title="token", y_title="P(emit token)", y_range=[0, 1], barmode="stack"),
+    )
+    fig["data"][2]["marker"].update({"symbol": "line-ew-open", "size": 34, "line": {"width": 3}})
+    fig["data"][2]["hovertemplate"] = "p(%{x}) = %{y:.4f}<extra></extra>"
+    return fig
+
+
+def empirical_figure(
+    labels: Sequence[str],
+    p: Sequence[float],  # [vocab] target
+    counts: Sequence[int],  # [vocab] emitted tokens
+    *,
+    q: Sequence[float] | None = None,  # [vocab] draft, for contrast
+) -> Figure:
+    """Target p (with a band of two standard errors at this sample size) against the emitted frequencies."""
+    n = max(sum(counts), 1)
+    target = bar(labels, p, name="target p", role="target", hover="p(%{x}) = %{y:.4f}<extra></extra>")
+    # Where an exact sampler's frequency lands about 95% of the time: p +- 2 sqrt(p (1 - p) / n).
+    target["error_y"] = {"type": "data", "array": [round(2.0 * (x * (1.0 - x) / n) ** 0.5, 12) for x in p]}
+    emitted = _with_pattern(
+        bar(
+            labels,
+            [c / n for c in counts],
+            name=f"emitted, {n:,} rounds",
+            role="accepted",
+            hover="emitted %{x}: %{y:.4f}<extra></extra>",
+        ),
+        ".",
+    )
+    data = [target, emitted]
+    if q is not None:
+        data.append(bar(labels, q, name="draft q", role="draft", hover="q(%{x}) = %{y:.4f}<extra></extra>"))
+    return figure(data, layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"))
+
+
+def broken_figure(
+    labels: Sequence[str],
+    p: Sequence[float],  # [vocab] target
+    exact: Sequence[float],  # [vocab] the implementation's exact output distribution
+    counts: Sequence[int] | None = None,  # [vocab] a sample of its output, if one was drawn
+) -> Figure:
+    """Target p against what one (maybe broken) implementation emits: exactly, and in a sample."""
+    data = [
+        bar(labels, p, name="target p", role="target", hover="p(%{x}) = %{y:.4f}<extra></extra>"),
+        _with_pattern(
+            bar(
+                labels,
+                exact,
+                name="this implementation, exactly",
+                role="rejected",
+                hover="P(emit %{x}) = %{y:.4f}<extra></extra>",
+            ),
+            "x",
+        ),
+    ]
+    if counts:
+        n = sum(counts)
+        sampled = bar(labels, [c / n for c in counts], name=f"sampled, {n:,} rounds", role="accepted")
+        data.append(_with_pattern(sampled, "."))
+    return figure(data, layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"))
+
+
+def accepted_counts_figure(
+    gamma: int,
+    theory: Sequence[float],  # [gamma + 1] P(accepted = k)
+    simulated: Sequence[float],  # [gamma + 1] share of simulated rounds
+) -> Figure:
+    """Accepted drafts per round: the capped geometric law, its last bar the rounds that end with a bonus."""
+    names = [f"{k}" for k in range(gamma + 1)]
+    fig = figure(
+        [
+            bar(
+                names[:-1],
+                theory[:-1],
+                name="theory: ends with a correction",
+                role="correction",
+                hover="P(%{x} accepted) = %{y:.4f}<extra></extra>",
+            ),
+            _with_pattern(
+                bar(
+                    names[-1:],
+                    theory[-1:],
+                    name="theory: all accepted, ends with a bonus",
+                    role="bonus",
+                    hover="P(all %{x} accepted) = %{y:.4f}<extra></extra>",
+                ),
+                "+",
+            ),
+            line(names, simulated, name="simulated rounds", role="target", mode="markers"),  # type: ignore[arg-type]
+        ],
+        layout(x_title="drafts accepted in the round", y_title="share of rounds", y_range=[0, 1], barmode="overlay"),
+    )
+    fig["data"][2]["marker"].update({"symbol": "diamond", "size": 11})
+    fig["data"][2]["hovertemplate"] = "simulated: %{y:.4f}<extra></extra>"
+    fig["layout"]["xaxis"]["type"] = "category"
+    return fig
+
+
+def tokens_per_pass_figure(
+    alpha: float,
+    gamma: int,
+    expected: Sequence[float],  # [8] expected tokens per pass for gamma = 1..8
+    simulated: float | None = None,
+) -> Figure:
+    """Expected tokens per target pass against gamma at this alpha, under the ceiling gamma + 1."""
+    gammas = list(range(1, len(expected) + 1))
+    data = [
+        line(gammas, [g + 1 for g in gammas], name="ceiling &gamma; + 1", role="discarded", dash="dot"),
+        line(gammas, expected, name=f"expected at &alpha; = {alpha:.2f}", role="target", mode="lines+markers"),
+        line([gamma], [expected[gamma - 1]], name=f"&gamma; = {gamma}", role="bonus", mode="markers"),
+    ]
+    data[2]["marker"].update({"size": 14, "symbol": "circle-open", "line": {"width": 3}})
+    if simulated is not None:
+        sim = line([gamma], [simulated], name="simulated", role="accepted", mode="markers")
+        sim["marker"].update({"symbol": "diamond", "size": 10})
+        data.append(sim)
+    fig = figure(data, layout(x_title="speculation length &gamma;", y_title="tokens per target pass", y_range=[0, 9.5]))
+    fig["layout"]["xaxis"]["dtick"] = 1
+    return fig

@@ -44,6 +44,9 @@ __all__ = [
     "expected_accepted",
     "expected_discarded",
     "expected_tokens",
+    "grouped_chi_square",
+    "markov_acceptance_tails",
+    "markov_stationary",
     "operations_factor",
     "optimal_gamma",
     "per_token_alpha_from_acceptance_rate",
@@ -434,3 +437,113 @@ def chi_square_sf(stat: float, df: int) -> float:
         if abs(delta - 1.0) < 1e-16:
             break
     return max(0.0, min(1.0, math.exp(log_prefactor) * h))
+
+
+def grouped_chi_square(
+    counts: Sequence[Sequence[int]],  # [groups][cells] observed
+    probs: Sequence[Sequence[float]],  # [groups][cells] each row a distribution
+    min_expected: float = 5.0,
+) -> tuple[float, int]:
+    """Pearson's statistic summed over groups, small cells pooled, and its degrees of freedom.
+
+    Built for a first-order Markov chain observed along one path (Anderson & Goodman 1957): group c holds the
+    counts of the tokens that followed token c, to be compared with the chain's row for c times the number of
+    visits. Under the null each group's statistic is asymptotically chi-square with (cells - 1) degrees of
+    freedom and the groups are independent, so the sum is chi-square with the summed degrees of freedom.
+
+    Within a group, cells are taken in increasing order of expected count and pooled into bins until each
+    bin expects at least ``min_expected`` (a short last bin joins the one before): the usual validity rule for
+    the chi-square approximation. The pooling looks only at expected counts, never at observed ones, so it
+    does not bias the test. A group with fewer than two bins adds nothing; a count in a cell of probability 0
+    makes the statistic infinite. ``df`` is 0 when no group has enough data yet.
+
+    >>> grouped_chi_square([[10, 10], [3, 1]], [[0.5, 0.5], [0.5, 0.5]])
+    (0.0, 1)
+    """
+    if len(counts) != len(probs):
+        raise ValueError(f"counts and probs must have the same number of groups (got {len(counts)} and {len(probs)})")
+    total_stat, total_df = 0.0, 0
+    for g, (row_counts, row_probs) in enumerate(zip(counts, probs, strict=True)):
+        if len(row_counts) != len(row_probs):
+            raise ValueError(f"counts[{g}] and probs[{g}] must have the same length")
+        n = sum(row_counts)
+        if n == 0:
+            continue
+        cells = sorted((n * p, c) for c, p in zip(row_counts, row_probs, strict=True) if p > 0.0)
+        if sum(c for c, p in zip(row_counts, row_probs, strict=True) if p <= 0.0):
+            return math.inf, max(total_df, 1)
+        bins: list[list[float]] = []  # [expected, observed]
+        current = [0.0, 0.0]
+        for expected, observed in cells:
+            current[0] += expected
+            current[1] += observed
+            if current[0] >= min_expected:
+                bins.append(current)
+                current = [0.0, 0.0]
+        if current[0] > 0.0:
+            if bins:
+                bins[-1][0] += current[0]
+                bins[-1][1] += current[1]
+            else:
+                bins.append(current)
+        if len(bins) < 2:
+            continue
+        total_stat += sum((o - e) ** 2 / e for e, o in bins)
+        total_df += len(bins) - 1
+    return total_stat, total_df
+
+
+# Markov pairs ----------------------------------------------------------------------------------------------------
+
+
+def markov_acceptance_tails(
+    target_rows: Sequence[Sequence[float]],  # [V][V]: row s is p(. | previous token s)
+    draft_rows: Sequence[Sequence[float]],  # [V][V]: row s is q(. | previous token s)
+    gamma: int,
+) -> list[list[float]]:
+    """P(at least i drafts accepted | the round starts after token s), for i = 1..gamma: ``[V][gamma]``.
+
+    For a first-order Markov pair the acceptance rate depends on the context, so a single alpha does not
+    describe a round. Exactly: the draft proposes x after s and the verifier keeps it with joint probability
+    A[s][x] = min(p(x|s), q(x|s)), and the next position's context is x. Hence with r_0 = 1,
+    r_i(s) = sum_x A[s][x] r_{i-1}(x) is the probability that the first i drafts are all accepted. The mean
+    accepted count is sum_i r_i(s), and E[accepted^2] = sum_i (2i - 1) r_i(s).
+
+    With the same row at every context this is alpha^i, the i.i.d. case of Leviathan et al. (2023):
+
+    >>> [round(x, 12) for x in markov_acceptance_tails([[0.5, 0.5]] * 2, [[0.9, 0.1]] * 2, 3)[0]]
+    [0.6, 0.36, 0.216]
+    """
+    g = check_gamma(gamma)
+    size = len(target_rows)
+    if len(draft_rows) != size or any(len(r) != size for r in (*target_rows, *draft_rows)):
+        raise ValueError(f"target_rows and draft_rows must both be square [{size}][{size}] tables")
+    joint = [[min(a, b) for a, b in zip(p, q, strict=True)] for p, q in zip(target_rows, draft_rows, strict=True)]
+    tails: list[list[float]] = [[] for _ in range(size)]
+    r = [1.0] * size
+    for _ in range(g):
+        r = [math.fsum(a * x for a, x in zip(row, r, strict=True)) for row in joint]
+        for s in range(size):
+            tails[s].append(r[s])
+    return tails
+
+
+def markov_stationary(target_rows: Sequence[Sequence[float]], tolerance: float = 1e-13) -> list[float]:
+    """The stationary distribution pi = pi P of an irreducible, aperiodic chain, by power iteration.
+
+    >>> [round(x, 9) for x in markov_stationary([[0.9, 0.1], [0.5, 0.5]])]
+    [0.833333333, 0.166666667]
+    """
+    size = len(target_rows)
+    pi = [1.0 / size] * size
+    for _ in range(100_000):
+        nxt = [0.0] * size
+        for s, row in enumerate(target_rows):
+            w = pi[s]
+            if w:
+                for x, p in enumerate(row):
+                    nxt[x] += w * p
+        if max(abs(a - b) for a, b in zip(nxt, pi, strict=True)) < tolerance:
+            return nxt
+        pi = nxt
+    raise ValueError("the chain did not converge to a stationary distribution (is it periodic?)")

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import math
 import random
+from fractions import Fraction
 
 import pytest
 from _stats import standard_error_bound
 
+from specdec_core.models import quality_pair
 from specdec_core.steps import speculative_round
 from specdec_core.theory import (
     accepted_count_distribution,
     chi_square_sf,
     chi_square_statistic,
     draft_acceptance_rate,
+    exact_round_distribution,
     expected_accepted,
     expected_discarded,
     expected_tokens,
+    grouped_chi_square,
+    markov_acceptance_tails,
+    markov_stationary,
     operations_factor,
     optimal_gamma,
     per_token_alpha_from_acceptance_rate,
@@ -139,3 +145,85 @@ def test_theory_against_simulation(p: list[float], q: list[float], gamma: int) -
     assert abs(mean - expected_tokens(alpha, gamma)) <= standard_error_bound(mean, var, rounds)
     stat, df = chi_square_statistic(hist, dist)
     assert chi_square_sf(stat, df) > 1e-6
+
+
+# Markov pairs and the grouped chi-square test (used by the Playground) ------------------------------------------
+
+_TINY_P = [[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]
+_TINY_Q = [[0.2, 0.2, 0.6], [0.5, 0.25, 0.25], [0.1, 0.8, 0.1]]
+
+
+def test_markov_acceptance_tails_match_exact_enumeration_of_the_round() -> None:
+    """P(accepted >= i | start s) from the recursion equals the sum over every round outcome of length >= i + 1.
+
+    A round emits its accepted prefix plus one token, so an outcome of length k + 1 has exactly k accepted.
+    The enumeration (Fraction arithmetic, the real round's branches) shares no code with the recursion.
+    """
+    gamma = 3
+    tails = markov_acceptance_tails(_TINY_P, _TINY_Q, gamma)
+
+    def exact(rows: list[list[float]]) -> object:
+        return lambda context: [Fraction(x) for x in rows[context[-1]]]
+
+    for s in range(3):
+        outcomes = exact_round_distribution(exact(_TINY_P), exact(_TINY_Q), gamma, context=(s,))  # type: ignore[arg-type]
+        for i in range(1, gamma + 1):
+            mass = sum((w for tokens, w in outcomes.items() if len(tokens) >= i + 1), Fraction(0))
+            assert tails[s][i - 1] == pytest.approx(float(mass), abs=1e-12)
+
+
+def test_markov_acceptance_tails_reduce_to_alpha_powers_for_iid_rows() -> None:
+    p, q = [0.4, 0.35, 0.25], [0.2, 0.2, 0.6]  # beta = .65 (the paper's worked example)
+    tails = markov_acceptance_tails([p] * 3, [q] * 3, 4)
+    assert tails[1] == pytest.approx([0.65**i for i in range(1, 5)], abs=1e-12)
+
+
+def test_markov_acceptance_tails_reject_ragged_tables() -> None:
+    with pytest.raises(ValueError, match="square"):
+        markov_acceptance_tails([[1.0, 0.0]], [[1.0, 0.0]], 2)
+
+
+def test_markov_stationary_is_invariant_for_the_quality_target() -> None:
+    """pi P = pi, checked directly on the Playground's 24-word chain."""
+    pair = quality_pair(0.5)
+    table = [pair.target.probs([t]) for t in range(len(pair.vocab))]
+    pi = markov_stationary(table)
+    moved = [sum(pi[s] * table[s][x] for s in range(len(pi))) for x in range(len(pi))]
+    assert sum(pi) == pytest.approx(1.0, abs=1e-12)
+    assert moved == pytest.approx(pi, abs=1e-10)
+
+
+def test_grouped_chi_square_pools_small_cells_by_expected_count_only() -> None:
+    """Group 1: n = 20, p = [.5, .4, .05, .05] expects [10, 8, 1, 1]; the two 1s pool with 8 into one bin (10),
+    leaving bins [10 | 10]: observed [9 | 11] gives (1 + 1) / 10 = 0.2 on 1 df. Group 2 (n = 4) is too small."""
+    stat, df = grouped_chi_square([[9, 8, 3, 0], [2, 2]], [[0.5, 0.4, 0.05, 0.05], [0.5, 0.5]])
+    assert (stat, df) == (pytest.approx(0.2), 1)
+
+
+def test_grouped_chi_square_counts_in_impossible_cells_are_infinite() -> None:
+    stat, _ = grouped_chi_square([[5, 5, 1]], [[0.5, 0.5, 0.0]])
+    assert math.isinf(stat)
+
+
+def test_grouped_chi_square_on_a_simulated_chain_is_calibrated() -> None:
+    """200 seeded paths of the Playground's target chain (600 steps each): p-values must look uniform.
+
+    Under the null, P(p < 0.05) = 0.05; the count of 200 is Binomial(200, .05), sd = 3.1, so 4 sd allows 10 +- 12.
+    Only a mis-specified statistic or wrong df (for example counting pooled cells as free) falls outside.
+    """
+    pair = quality_pair(0.5)
+    size = len(pair.vocab)
+    table = [pair.target.probs([t]) for t in range(size)]
+    rng = random.Random(7)
+    small = 0
+    for _ in range(200):
+        counts = [[0] * size for _ in range(size)]
+        state = size - 1
+        for _ in range(600):
+            nxt = rng.choices(range(size), weights=table[state])[0]
+            counts[state][nxt] += 1
+            state = nxt
+        stat, df = grouped_chi_square(counts, table)
+        assert df > 0
+        small += chi_square_sf(stat, df) < 0.05
+    assert abs(small - 10) <= 4 * math.sqrt(200 * 0.05 * 0.95)
