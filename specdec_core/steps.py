@@ -157,6 +157,7 @@ def verify(p_row: Sequence[float], q_row: Sequence[float], token: int, u: float)
 # Step 3 --------------------------------------------------------------------------------------------------------
 
 
+# --8<-- [start:correct]
 def correct(p_row: Sequence[float], q_row: Sequence[float], u: float) -> int:
     """Draw the correction token from normalize(max(0, p - q)) after a rejection.
 
@@ -169,9 +170,13 @@ def correct(p_row: Sequence[float], q_row: Sequence[float], u: float) -> int:
     return sample(residual_unchecked(p_row, q_row), u)
 
 
+# --8<-- [end:correct]
+
+
 # Step 4 --------------------------------------------------------------------------------------------------------
 
 
+# --8<-- [start:bonus]
 def bonus(p_row: Sequence[float], u: float) -> int:
     """Draw the bonus token from the target's next distribution after a full acceptance.
 
@@ -179,6 +184,9 @@ def bonus(p_row: Sequence[float], u: float) -> int:
     1
     """
     return sample(p_row, u)
+
+
+# --8<-- [end:bonus]
 
 
 # The round -----------------------------------------------------------------------------------------------------
@@ -239,6 +247,7 @@ def speculative_round_from_uniforms(
             positions.append(Position(i, token, p_x, q_x, ratio, uniforms[i], "accepted"))
             emitted.append(token)
             continue
+        # --8<-- [start:round_reject]
         # First rejection: this token is replaced, and every later draft was conditioned on it, so they go too.
         positions.append(Position(i, token, p_x, q_x, ratio, uniforms[i], "rejected"))
         for j in range(i + 1, gamma):
@@ -248,6 +257,7 @@ def speculative_round_from_uniforms(
             positions.append(Position(j, later, p_later, q_later, ratio_later, None, "discarded"))
         final = correct(p_rows[i], q_rows[i], uniforms[gamma])
         return Round(emitted + [final], i, "correction", final, gamma, positions)
+        # --8<-- [end:round_reject]
 
     final = bonus(p_rows[gamma], uniforms[gamma])
     return Round(emitted + [final], gamma, "bonus", final, gamma, positions)

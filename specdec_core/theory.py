@@ -245,6 +245,7 @@ def _exact_row(row: Sequence[float | Fraction], name: str) -> list[Fraction]:
     return [x / total for x in out]
 
 
+# --8<-- [start:exact_round]
 def _round_outcomes(
     p_of: ExactModel, q_of: ExactModel, context: tuple[int, ...], gamma: int
 ) -> dict[tuple[int, ...], Fraction]:
@@ -284,6 +285,9 @@ def _round_outcomes(
     return outcomes
 
 
+# --8<-- [end:exact_round]
+
+
 def exact_round_distribution(
     target: ExactModel, draft: ExactModel, gamma: int, context: tuple[int, ...] = ()
 ) -> dict[tuple[int, ...], Fraction]:
@@ -296,6 +300,7 @@ def exact_round_distribution(
     return _round_outcomes(target, draft, context, check_gamma(gamma))
 
 
+# --8<-- [start:exact_output]
 def exact_output_distribution(p: Sequence[float | Fraction], q: Sequence[float | Fraction]) -> list[Fraction]:
     """The exact distribution of the token one round emits at a position where the target is p, draft q.
 
@@ -315,6 +320,9 @@ def exact_output_distribution(p: Sequence[float | Fraction], q: Sequence[float |
     for tokens, weight in outcomes.items():
         first[tokens[0]] += weight
     return first
+
+
+# --8<-- [end:exact_output]
 
 
 def exact_prefix_distribution(
