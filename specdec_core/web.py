@@ -762,3 +762,145 @@ def _exactness_broken(
         "variants": BROKEN_VARIANTS,
         "counts": counts,
     }
+
+
+# --- 3D lab -----------------------------------------------------------------------------------------------------
+
+
+def _lab3d_points(run: list[steps.Round], words: list[str], shown: int, pending: bool) -> list[dict[str, Any]]:
+    """Chart points for the first ``shown`` rounds; with ``pending``, the last of them only as drafted."""
+    points: list[dict[str, Any]] = []
+
+    def add(kind: str, r: int, position: int, z: float, threshold: float | None, text: str) -> None:
+        points.append({"kind": kind, "round": r, "position": position, "z": z, "threshold": threshold, "text": text})
+
+    for r, round_ in enumerate(run[:shown], start=1):
+        if pending and r == shown:
+            for pos in round_.positions:
+                word = words[pos.token]
+                add("drafted", r, pos.index + 1, 0.0, None, f"round {r}, position {pos.index + 1}: drafted “{word}”")
+            continue
+        for pos in round_.positions:
+            where = f"round {r}, position {pos.index + 1}: “{words[pos.token]}”"
+            if pos.outcome == "discarded" or pos.u is None:
+                add(
+                    "discarded",
+                    r,
+                    pos.index + 1,
+                    0.0,
+                    None,
+                    f"{where} discarded: it followed a rejection, never checked",
+                )
+                continue
+            line = min(1.0, pos.ratio)
+            sign = "<" if pos.outcome == "accepted" else "≥"
+            text = f"{where} {pos.outcome}: u = {pos.u:.3f} {sign} min(1, p/q) = {line:.3f}"
+            add(pos.outcome, r, pos.index + 1, round(pos.u, 6), round(line, 6), text)
+        word = words[round_.final_token]
+        if round_.ended_with == "correction":
+            text = f"round {r}, position {round_.accepted + 1}: correction “{word}” drawn from norm(max(0, p - q))"
+        else:
+            text = f"round {r}: all {round_.gamma} accepted; bonus “{word}” drawn from the target's next row"
+        add(round_.ended_with, r, round_.accepted + 1, figures.LAB3D_SAMPLED_Z, None, text)
+    return points
+
+
+def _lab3d_sentence(round_: steps.Round, words: list[str], r: int) -> str:
+    """One round in words, the way the Step button explains it."""
+    gamma = round_.gamma
+    if round_.ended_with == "bonus":
+        return f"Round {r}: drafted {gamma}, accepted all {gamma}, then the bonus “{words[round_.final_token]}”."
+    rejected = next(pos for pos in round_.positions if pos.outcome == "rejected")
+    tail = f", discarded the {round_.discarded} after it" if round_.discarded else ""
+    return (
+        f"Round {r}: drafted {gamma}, accepted {round_.accepted}, rejected “{words[rejected.token]}”{tail}; "
+        f"the correction “{words[round_.final_token]}” takes its place."
+    )
+
+
+# --8<-- [start:lab3d]
+@handler("lab3d.run", example={"gamma": 4, "alpha": 0.8, "cost": 0.05, "seed": 0, "rounds": 200, "shown": 12})
+def _lab3d_run(
+    gamma: int = 4,  # proposal length: drafts per round
+    alpha: float = 0.8,  # agreement rate: sum_x min(p(x), q(x)) at every position
+    cost: float = 0.05,  # draft cost c: one draft step in units of one target pass
+    seed: int = 0,
+    rounds: int = 300,  # rounds simulated for the metrics
+    shown: int = 16,  # the first rounds drawn in the chart (at most ``rounds``)
+    pending: bool = False,  # draw the last shown round as drafted, before its check (the replay's first half)
+) -> dict[str, Any]:
+    """A seeded run of speculative rounds on ``models.agreement_pair(alpha)``, drawn in 3D, with its metrics.
+
+    Every round drafts ``gamma`` tokens with ``steps.draft`` and finishes with ``steps.speculative_round``. Both
+    draw a fixed number of uniforms per round from one ``random.Random(seed)``, so the first rounds of a long run
+    are the same whatever ``rounds`` is (the replay relies on it). Simulated metrics sit beside the closed forms
+    of ``theory`` (Leviathan et al. 2023, Eq. 1 and Theorem 3.8), which assume exactly this i.i.d. setting.
+    """
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or not 1 <= gamma <= 8:
+        raise ValueError(f"gamma must be an int between 1 and 8 (got {gamma!r})")
+    if not 0.0 <= cost <= 1.0:
+        raise ValueError(f"cost must be between 0 and 1 (got {cost!r})")
+    if not 1 <= shown <= rounds <= 100_000:
+        raise ValueError(f"need 1 <= shown <= rounds <= 100000 (got shown={shown}, rounds={rounds})")
+    pair = models.agreement_pair(alpha)
+    rng = random.Random(seed)
+    run: list[steps.Round] = []
+    for _ in range(rounds):
+        # Positions are i.i.d. in this pair: the context changes no row, so the rows need no real prefix.
+        drafts, q_rows = steps.draft(pair.draft.probs, [], gamma, rng)
+        p_rows = [pair.target.probs(drafts[:j]) for j in range(gamma + 1)]  # [gamma + 1][V]
+        run.append(steps.speculative_round(p_rows, q_rows, drafts, rng))
+
+    passes = len(run)  # one target pass per round
+    emitted = sum(len(r.tokens) for r in run)
+    drafted = gamma * passes
+    discarded = sum(r.discarded for r in run)
+    expected = theory.expected_tokens(alpha, gamma)
+    metrics: dict[str, float] = {
+        # The sequential target calls one check replaces: tokens per pass minus the one a plain pass yields.
+        "target-calls-saved": emitted / passes - 1.0,
+        "target-calls-saved-theory": expected - 1.0,
+        # Time in target-pass units: a round is one pass plus gamma draft steps at c each; plain decoding pays
+        # one pass per token.
+        "relative-latency": (passes + cost * drafted) / emitted,
+        "relative-latency-theory": 1.0 / theory.speedup(alpha, gamma, cost),
+        "discarded-fraction": discarded / drafted,
+        "discarded-fraction-theory": theory.expected_discarded(alpha, gamma) / gamma,
+        "tokens-per-pass": emitted / passes,
+        "tokens-per-pass-theory": expected,
+        "speedup": emitted / (passes + cost * drafted),
+        "speedup-theory": theory.speedup(alpha, gamma, cost),
+        "tokens-emitted": emitted,
+        "target-passes": passes,
+    }
+    words = list(pair.vocab)
+    view = run[:shown]
+    if pending:
+        latest = f"Round {shown}: drafted {gamma}; one target pass is about to check them all at once."
+    else:
+        latest = _lab3d_sentence(view[-1], words, shown)
+    summary = (
+        f"{shown} rounds shown, \u03b3 = {gamma}, \u03b1 = {alpha:g}: {gamma * shown} proposals, "
+        f"{sum(r.accepted for r in view)} accepted, {sum(r.ended_with == 'correction' for r in view)} rejected "
+        f"and corrected, {sum(r.discarded for r in view)} discarded, {sum(r.ended_with == 'bonus' for r in view)} "
+        f"bonus tokens; {sum(len(r.tokens) for r in view)} tokens from {shown} target passes."
+    )
+    table = [
+        {
+            "round": i,
+            "proposals": [f"{words[pos.token]} ({pos.outcome})" for pos in r.positions],
+            "final": f"{words[r.final_token]} ({r.ended_with})",
+            "emitted": len(r.tokens),
+        }
+        for i, r in enumerate(view, start=1)
+    ]
+    return {
+        "figure": figures.lab3d_figure(_lab3d_points(run, words, shown, pending), rounds=shown, gamma=gamma),
+        "metrics": {name: round(value, 12) for name, value in metrics.items()},
+        "summary": summary,
+        "latest": latest,
+        "table": table,
+    }
+
+
+# --8<-- [end:lab3d]
