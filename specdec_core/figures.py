@@ -553,3 +553,144 @@ def lab3d_figure(points: Sequence[dict[str, Any]], *, rounds: int, gamma: int) -
         },
     }
     return figure(data, layout_)
+
+
+# --- Playground -------------------------------------------------------------------------------------------------
+# Figures of the Playground (docs/playground.md): accepted drafts per round, the accept rate over a sliding window
+# of rounds, the output distribution against the target's, and the takeaway curve of tokens per pass against alpha.
+
+
+def playground_accepted_figure(
+    observed: Sequence[float],  # [gamma_max + 1] share of played rounds with k drafts accepted
+    expected: Sequence[float],  # [gamma_max + 1] the same, in expectation given each round's context
+    rounds: int,
+) -> Figure:
+    """Accepted drafts per round: the rounds played (bars) against the exact expectation (markers)."""
+    ks = [str(k) for k in range(len(observed))]
+    played = bar(
+        ks, observed, name=f"played ({rounds} rounds)", role="accepted", hover="%{y:.3f} of rounds<extra></extra>"
+    )
+    theory = line(ks, expected, name="theory", role="target", mode="markers")  # type: ignore[arg-type]
+    theory["marker"].update({"symbol": "diamond", "size": 10, "line": {"width": 1, "color": "#ffffff"}})
+    theory["hovertemplate"] = "expected %{y:.3f}<extra></extra>"
+    fig = figure([played, theory], layout(x_title="drafts accepted in a round", y_title="share of rounds", height=280))
+    fig["layout"]["xaxis"]["type"] = "category"
+    fig["layout"]["yaxis"]["rangemode"] = "tozero"
+    return fig
+
+
+def playground_window_figure(
+    x: Sequence[int],  # [points] round number at the end of each window
+    measured: Sequence[float],  # [points] accepted / drafted over the window
+    theory: Sequence[float],  # [points] expected accepted / drafted over the same rounds
+    *,
+    window: int,
+    changes: Sequence[tuple[int, str]] = (),  # (round, label) where the reader changed quality or gamma
+) -> Figure:
+    """The draft accept rate over the last ``window`` rounds as the run goes on, against its exact expectation."""
+    played = line(x, measured, name=f"accept rate, last {window} rounds", role="accepted")
+    played["hovertemplate"] = "round %{x}: %{y:.3f}<extra></extra>"
+    expected = line(x, theory, name="theory", role="target", dash="dot")
+    expected["hovertemplate"] = "round %{x}: expected %{y:.3f}<extra></extra>"
+    fig = figure(
+        [played, expected],
+        layout(x_title="round", y_title="accepted / drafted", y_range=[0, 1.05], height=280),
+    )
+    fig["layout"]["shapes"] = [
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": at,
+            "x1": at,
+            "y0": 0,
+            "y1": 1,
+            "line": {"dash": "dash", "width": 1, "color": COLORS["discarded"]},
+        }
+        for at, _ in changes
+    ]
+    fig["layout"]["annotations"] = [
+        {
+            "x": at,
+            "y": 1.0,
+            "xref": "x",
+            "yref": "paper",
+            "text": label,
+            "showarrow": False,
+            "xanchor": "left",
+            "yanchor": "top",
+            "font": {"size": 10},
+        }
+        for at, label in changes[-4:]
+    ]
+    if not x:
+        fig["layout"]["xaxis"]["range"] = [0, window]
+    return fig
+
+
+def playground_distributions_figure(
+    words: Sequence[str],
+    target: Sequence[float],  # [V] the target's rows averaged over the emitted tokens' contexts
+    output: Sequence[float] | None,  # [V] emitted tokens, shares (None before any token)
+    draft: Sequence[float],  # [V] the draft's rows over the same contexts
+) -> Figure:
+    """Output against target over the same contexts, and the draft's distribution for contrast."""
+    data = [bar(words, target, name="target p", role="target", hover="p(%{x}) = %{y:.4f}<extra></extra>")]
+    if output is not None:
+        emitted = bar(
+            words, output, name="emitted output", role="overlap", hover="output %{x}: %{y:.4f}<extra></extra>"
+        )
+        data.append(emitted)
+    data.append(bar(words, draft, name="draft q (contrast)", role="draft", hover="q(%{x}) = %{y:.4f}<extra></extra>"))
+    fig = figure(data, layout(x_title="token", y_title="share of emitted tokens", barmode="group", height=300))
+    fig["layout"]["xaxis"]["tickangle"] = -45
+    fig["layout"]["margin"]["b"] = 72
+    fig["layout"]["yaxis"]["rangemode"] = "tozero"
+    return fig
+
+
+def playground_takeaway_figure(
+    alphas: Sequence[float],  # [A] x axis
+    curves: Sequence[Sequence[float]],  # [8][A] expected tokens per pass for gamma = 1..8
+    *,
+    gamma: int,
+    alpha: float,  # the current setting's mean per-position acceptance
+    value: float,  # expected tokens per pass there
+    measured: tuple[float, float] | None = None,  # (alpha implied by the run, tokens per pass played)
+) -> Figure:
+    """(1 - alpha^(gamma+1)) / (1 - alpha) against alpha, one line per gamma, with the current setting marked."""
+    data: list[Trace] = []
+    for g, ys in enumerate(curves, start=1):
+        trace = line(alphas, ys, name=f"&gamma; = {g}", role="target" if g == gamma else "discarded")
+        trace["line"]["width"] = 3.5 if g == gamma else 1
+        trace["opacity"] = 1.0 if g == gamma else 0.55
+        trace["hovertemplate"] = f"&gamma; = {g}, &alpha; = %{{x:.2f}}: %{{y:.2f}} tokens<extra></extra>"
+        trace["showlegend"] = g == gamma
+        data.append(trace)
+    now = line([alpha], [value], name="your setting", role="rejected", mode="markers")
+    now["marker"].update({"symbol": "star", "size": 16, "line": {"width": 1, "color": "#ffffff"}})
+    now["hovertemplate"] = "&alpha; = %{x:.3f}: expected %{y:.2f} tokens per pass<extra>your setting</extra>"
+    data.append(now)
+    if measured is not None:
+        run = line([measured[0]], [measured[1]], name="your run", role="accepted", mode="markers")
+        run["marker"].update({"symbol": "diamond", "size": 11})
+        run["hovertemplate"] = "played: %{y:.2f} tokens per pass<extra>your run</extra>"
+        data.append(run)
+    fig = figure(
+        data, layout(x_title="&alpha; (per-position acceptance)", y_title="expected tokens per pass", y_range=[0, 9.3])
+    )
+    fig["layout"]["annotations"] = [
+        {
+            "x": alphas[-1],
+            "y": ys[-1],
+            "xref": "x",
+            "yref": "y",
+            "text": f"&gamma;={g}",
+            "showarrow": False,
+            "xanchor": "left",
+            "font": {"size": 10},
+        }
+        for g, ys in enumerate(curves, start=1)
+    ]
+    fig["layout"]["margin"]["r"] = 40
+    return fig

@@ -904,3 +904,392 @@ def _lab3d_run(
 
 
 # --8<-- [end:lab3d]
+
+
+# --- Playground -------------------------------------------------------------------------------------------------
+# The Playground (docs/playground.md): speculative decoding on ``models.quality_pair``, played round by round.
+#
+# A run is a seed plus the settings it was played under, a history [[quality, gamma, rounds], ...]. The page keeps
+# that history and sends it with every call; here the run's state is kept under the page's session id, so a Run of
+# 2,000 rounds is many short calls that each advance the same run. When the state is missing (a fresh worker after
+# Retry) or disagrees with the history, the run is replayed from the seed. Each round draws the same number of
+# uniforms whatever happens in it (gamma to draft, gamma to verify, one to correct or add the bonus), so the
+# replay is the very run the reader saw, and a link with quality, gamma and seed reproduces it.
+
+_PG_WORDS = models.QUALITY_WORDS
+_PG_SIZE = len(_PG_WORDS)
+_PG_START = _PG_WORDS.index(".")  # quality_pair reads an empty context as the start of a sentence, as after "."
+_PG_MAX_GAMMA = 8
+_PG_SHOW = 24  # rounds kept for the token stream
+_PG_WINDOW = 50  # rounds in the sliding accept rate
+_PG_POINTS = 300  # at most this many points per line of the window chart
+_PG_MIN_TOKENS = 100  # emitted tokens before the exactness check gives any verdict
+_PG_LEVEL = 0.001  # p-values below this call the output inconsistent (the page re-tests after every chunk)
+_PG_MAX_SESSIONS = 4
+_GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
+
+
+@lru_cache(maxsize=32)
+def _pg_pair(quality: float) -> models.Pair:
+    return models.quality_pair(quality)
+
+
+@lru_cache(maxsize=32)
+def _pg_draft_rows(quality: float) -> list[list[float]]:
+    """[V][V]: the draft's row after each token (its rows depend only on the last token, like the target's)."""
+    return [_pg_pair(quality).draft.probs([t]) for t in range(_PG_SIZE)]
+
+
+@lru_cache(maxsize=1)
+def _pg_target_rows() -> list[list[float]]:
+    """[V][V]: the target's row after each token; the same at every quality."""
+    return [_pg_pair(1.0).target.probs([t]) for t in range(_PG_SIZE)]
+
+
+@lru_cache(maxsize=1)
+def _pg_stationary() -> list[float]:
+    """[V]: how often the target visits each token in the long run; weights the previews before any round."""
+    return theory.markov_stationary(_pg_target_rows())
+
+
+@lru_cache(maxsize=64)
+def _pg_round_law(quality: float, gamma: int) -> list[tuple[float, float, list[float]]]:
+    """Per start token s: (E[accepted], E[accepted^2], P(accepted = k) for k = 0..gamma), exactly."""
+    tails = theory.markov_acceptance_tails(_pg_target_rows(), _pg_draft_rows(quality), gamma)
+    law: list[tuple[float, float, list[float]]] = []
+    for r in tails:
+        at_least = [1.0, *r, 0.0]
+        probs = [max(0.0, at_least[k] - at_least[k + 1]) for k in range(gamma + 1)]
+        law.append((math.fsum(r), math.fsum((2 * i + 1) * x for i, x in enumerate(r)), probs))
+    return law
+
+
+def _pg_preview(quality: float, gamma: int) -> tuple[float, float]:
+    """(mean accepted per round, mean per-position acceptance), contexts weighted by the stationary distribution."""
+    pi = _pg_stationary()
+    law = _pg_round_law(quality, gamma)
+    draft_rows, target_rows = _pg_draft_rows(quality), _pg_target_rows()
+    mean = math.fsum(w * law[s][0] for s, w in enumerate(pi))
+    beta = math.fsum(
+        w * math.fsum(min(a, b) for a, b in zip(target_rows[s], draft_rows[s], strict=True)) for s, w in enumerate(pi)
+    )
+    return mean, beta
+
+
+class _PlaygroundRun:
+    """The state of one run: the context, counters, and what the charts and the exactness check need."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.history: list[list[float | int]] = []  # [[quality, gamma, rounds], ...]
+        self.last = _PG_START  # the context: the quality pair is first-order Markov
+        self.rounds = self.drafted = self.accepted = self.rejected = self.discarded = 0
+        self.corrections = self.bonuses = self.emitted = 0
+        self.transitions = [[0] * _PG_SIZE for _ in range(_PG_SIZE)]  # [V][V]: after token c, token y was emitted
+        self.visits: dict[float, list[int]] = {}  # quality -> [V] tokens emitted after each context
+        self.starts: dict[tuple[float, int], list[int]] = {}  # (quality, gamma) -> [V] rounds started there
+        self.histogram = [0] * (_PG_MAX_GAMMA + 1)  # rounds with k drafts accepted
+        self.expected = 0.0  # sum over rounds of E[accepted | start context, settings]
+        self.variance = 0.0  # sum over rounds of Var[accepted | start context, settings]
+        self.cum_accepted, self.cum_drafted, self.cum_expected = [0], [0], [0.0]  # prefix sums, per round
+        self.changes: list[tuple[int, str]] = []
+        self.recent: list[tuple[int, float, steps.Round]] = []  # (round number, quality, round)
+
+    def play(self, quality: float, gamma: int, rounds: int) -> None:
+        if self.history and self.history[-1][:2] == [quality, gamma]:
+            self.history[-1][2] += rounds
+        elif rounds:
+            if self.history:
+                self.changes.append((self.rounds, f"quality {quality:g}, {_GAMMA} {gamma}"))
+            self.history.append([quality, gamma, rounds])
+        pair = _pg_pair(quality)
+        law = _pg_round_law(quality, gamma)
+        visits = self.visits.setdefault(quality, [0] * _PG_SIZE)
+        starts = self.starts.setdefault((quality, gamma), [0] * _PG_SIZE)
+        for _ in range(rounds):
+            start = self.last
+            # --8<-- [start:playground_round]
+            drafts, q_rows = steps.draft(pair.draft.probs, [start], gamma, self.rng)  # Step 1, on the draft
+            context = [start, *drafts]
+            p_rows = [pair.target.probs(context[: j + 1]) for j in range(gamma + 1)]  # one target pass
+            round_ = steps.speculative_round(p_rows, q_rows, drafts, self.rng)  # Steps 2-4
+            # --8<-- [end:playground_round]
+            previous = start
+            for token in round_.tokens:
+                self.transitions[previous][token] += 1
+                visits[previous] += 1
+                previous = token
+            self.last = previous
+            self.rounds += 1
+            self.drafted += gamma
+            self.accepted += round_.accepted
+            self.emitted += len(round_.tokens)
+            if round_.ended_with == "bonus":
+                self.bonuses += 1
+            else:
+                self.corrections += 1
+                self.rejected += 1
+                self.discarded += round_.discarded
+            self.histogram[round_.accepted] += 1
+            mean, second, _ = law[start]
+            self.expected += mean
+            self.variance += second - mean * mean
+            starts[start] += 1
+            self.cum_accepted.append(self.cum_accepted[-1] + round_.accepted)
+            self.cum_drafted.append(self.cum_drafted[-1] + gamma)
+            self.cum_expected.append(self.cum_expected[-1] + mean)
+            self.recent.append((self.rounds, quality, round_))
+        if len(self.recent) > _PG_SHOW:
+            del self.recent[: len(self.recent) - _PG_SHOW]
+
+
+_PG_SESSIONS: dict[str, _PlaygroundRun] = {}
+
+
+def _pg_history(history: list[Any] | None) -> list[list[float | int]]:
+    out: list[list[float | int]] = []
+    for i, segment in enumerate(history or []):
+        if not isinstance(segment, list) or len(segment) != 3:
+            raise ValueError(f"history[{i}] must be [quality, gamma, rounds]")
+        out.append([check_alpha(segment[0], "quality"), _pg_gamma(segment[1]), _pg_count(segment[2], "rounds")])
+    return out
+
+
+def _pg_gamma(gamma: object) -> int:
+    g = check_gamma(gamma)
+    if not 1 <= g <= _PG_MAX_GAMMA:
+        raise ValueError(f"gamma must be between 1 and {_PG_MAX_GAMMA} (got {g})")
+    return g
+
+
+def _pg_count(value: object, name: str, high: int = 10**7) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+        raise ValueError(f"{name} must be an int between 0 and {high} (got {value!r})")
+    return value
+
+
+def _pg_session(session: str, seed: int, history: list[list[float | int]]) -> _PlaygroundRun:
+    """The run for ``session`` in the state ``history`` describes, replayed from the seed when it is not at hand."""
+    run = _PG_SESSIONS.pop(session, None)
+    if run is None or run.seed != seed or run.history != history:
+        run = _PlaygroundRun(seed)
+        for quality, gamma, rounds in history:
+            run.play(float(quality), int(gamma), int(rounds))
+    _PG_SESSIONS[session] = run  # most recently used last
+    while len(_PG_SESSIONS) > _PG_MAX_SESSIONS:
+        del _PG_SESSIONS[next(iter(_PG_SESSIONS))]
+    return run
+
+
+def _pg_stream(run: _PlaygroundRun) -> list[dict[str, Any]]:
+    """The last rounds as tokens with their fate, in reading order: accepted, rejected -> correction, discarded."""
+    out: list[dict[str, Any]] = []
+    for number, quality, round_ in run.recent:
+        tokens: list[list[str]] = []
+        for pos in round_.positions:
+            tokens.append([_PG_WORDS[pos.token], pos.outcome])
+            if pos.outcome == "rejected":
+                tokens.append([_PG_WORDS[round_.final_token], "correction"])
+        if round_.ended_with == "bonus":
+            tokens.append([_PG_WORDS[round_.final_token], "bonus"])
+        out.append({"round": number, "gamma": round_.gamma, "quality": quality, "tokens": tokens})
+    return out
+
+
+def _pg_explain(number: int, round_: steps.Round) -> str:
+    """One round in words, for the Step button's live region."""
+    gamma = round_.gamma
+    drafted = " ".join(_PG_WORDS[pos.token] for pos in round_.positions)
+    head = f'Round {number}: drafted {gamma} ("{drafted}")'
+    if round_.ended_with == "bonus":
+        return (
+            f'{head}, all {gamma} accepted, bonus "{_PG_WORDS[round_.final_token]}" from the target\'s next row: '
+            f"{gamma + 1} tokens for one target pass."
+        )
+    rejected = next(pos for pos in round_.positions if pos.outcome == "rejected")
+    kept = f"kept with probability p/q = {min(1.0, rejected.ratio):.2f}, drew u = {rejected.u:.2f}"
+    tail = f"; discarded the {round_.discarded} drafted after it" if round_.discarded else ""
+    return (
+        f'{head}, accepted {round_.accepted}, rejected "{_PG_WORDS[rejected.token]}" ({kept}) and resampled '
+        f'"{_PG_WORDS[round_.final_token]}" from the residual{tail}: {round_.accepted + 1} '
+        f"token{'s' if round_.accepted else ''} for one target pass."
+    )
+
+
+def _pg_window(run: _PlaygroundRun) -> dict[str, Any]:
+    total = run.rounds
+    step = max(1, math.ceil(total / _PG_POINTS))
+    xs = list(range(step, total + 1, step))
+    if xs and xs[-1] != total:
+        xs.append(total)
+    measured, expected = [], []
+    for x in xs:
+        lo = max(0, x - _PG_WINDOW)
+        drafted = run.cum_drafted[x] - run.cum_drafted[lo]
+        measured.append(round((run.cum_accepted[x] - run.cum_accepted[lo]) / drafted, 6))
+        expected.append(round((run.cum_expected[x] - run.cum_expected[lo]) / drafted, 6))
+    return figures.playground_window_figure(xs, measured, expected, window=_PG_WINDOW, changes=run.changes)
+
+
+def _pg_exactness(
+    run: _PlaygroundRun, target: list[float], output: list[float]
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Is the output consistent with the target? A chi-square test per context, and TV of the pooled shares."""
+    n = run.emitted
+    stat, df = theory.grouped_chi_square(run.transitions, _pg_target_rows())
+    metrics: dict[str, float] = {"df": df}
+    if n < _PG_MIN_TOKENS or df < 1:
+        need = f"{n} of at least {_PG_MIN_TOKENS} tokens" if n < _PG_MIN_TOKENS else "no context has 5+ expected yet"
+        return {"state": "thin", "text": f"too few tokens yet ({need})"}, metrics
+    p_value = theory.chi_square_sf(stat, df)
+    metrics["p-value"] = round(p_value, 6)
+    if math.isfinite(stat):
+        metrics["chi-square"] = round(stat, 6)
+    if p_value >= _PG_LEVEL:
+        return {"state": "consistent", "text": f"\N{CHECK MARK} consistent (p = {p_value:.2f})"}, metrics
+    return {"state": "inconsistent", "text": f"\N{BALLOT X} not the target (p = {p_value:.1e})"}, metrics
+
+
+# --8<-- [start:playground]
+@handler("playground.run", example={"quality": 0.85, "gamma": 4, "cost": 0.05, "seed": 0, "rounds": 60})
+def _playground_run(
+    quality: float = 0.85,  # the draft is quality * p + (1 - quality) * uniform (models.quality_pair)
+    gamma: int = 4,  # drafts per round, 1..8
+    cost: float = 0.05,  # draft cost c: one draft step in units of one target pass (only the speedup uses it)
+    seed: int = 0,
+    rounds: int = 0,  # rounds to play now, at these settings, after the history
+    session: str = "",  # the page's run id; the run state is kept under it between calls
+    history: list[Any] | None = None,  # [[quality, gamma, rounds], ...] played before this call
+) -> dict[str, Any]:
+    """Advance the session's run by ``rounds`` rounds and return its metrics, figures, token stream and verdict.
+
+    The theory beside each measured rate is exact for the rounds actually played: the quality pair's acceptance
+    depends on the context, so each round contributes E[accepted | its start context] from
+    ``theory.markov_acceptance_tails``. Exactness is tested per context: the tokens emitted after each context are
+    compared with the target's row there (``theory.grouped_chi_square``), since under exactness the output is the
+    target's Markov chain.
+    """
+    q = check_alpha(quality, "quality")
+    g = _pg_gamma(gamma)
+    c = check_cost(cost)
+    s = _pg_count(seed, "seed", 2**31 - 1)
+    run = _pg_session(str(session), s, _pg_history(history))
+    run.play(q, g, _pg_count(rounds, "rounds", 5000))
+
+    n, done = run.emitted, run.rounds
+    target_rows = _pg_target_rows()
+    mean_now, beta_now = _pg_preview(q, g)
+    visits = [sum(row) for row in run.transitions]  # [V] tokens emitted after each context
+    metrics: dict[str, float] = {
+        "rounds": done,
+        "tokens-emitted": n,
+        "drafted": run.drafted,
+        "accepted": run.accepted,
+        "rejected": run.rejected,
+        "discarded": run.discarded,
+        "bonuses": run.bonuses,
+        "alpha-now": round(beta_now, 6),
+    }
+    if done:
+        metrics.update(
+            {
+                "accept-rate": round(run.accepted / run.drafted, 6),
+                "accept-rate-theory": round(run.expected / run.drafted, 6),
+                "accept-rate-sd": round(math.sqrt(run.variance) / run.drafted, 6),
+                "tokens-per-pass": round(n / done, 6),
+                "tokens-per-pass-theory": round(1.0 + run.expected / done, 6),
+                "speedup": round(n / (done + c * run.drafted), 6),
+                "speedup-theory": round((done + run.expected) / (done + c * run.drafted), 6),
+            }
+        )
+    else:  # a preview of the current setting, before any round: contexts weighted as the target visits them
+        metrics.update(
+            {
+                "accept-rate-theory": round(mean_now / g, 6),
+                "tokens-per-pass-theory": round(1.0 + mean_now, 6),
+                "speedup-theory": round((1.0 + mean_now) / (1.0 + g * c), 6),
+            }
+        )
+
+    # Target and draft averaged over the contexts the output was emitted in: the like-for-like reference.
+    weights = [v / n for v in visits] if n else _pg_stationary()
+    target = [math.fsum(w * target_rows[ctx][y] for ctx, w in enumerate(weights)) for y in range(_PG_SIZE)]
+    if n:
+        draft = [0.0] * _PG_SIZE
+        for qual, counts in run.visits.items():
+            rows = _pg_draft_rows(qual)
+            for ctx, k in enumerate(counts):
+                if k:
+                    for y in range(_PG_SIZE):
+                        draft[y] += k * rows[ctx][y] / n
+        output: list[float] | None = [
+            sum(run.transitions[ctx][y] for ctx in range(_PG_SIZE)) / n for y in range(_PG_SIZE)
+        ]
+    else:
+        draft = [math.fsum(w * _pg_draft_rows(q)[ctx][y] for ctx, w in enumerate(weights)) for y in range(_PG_SIZE)]
+        output = None
+    verdict = {"state": "thin", "text": f"too few tokens yet (0 of at least {_PG_MIN_TOKENS} tokens)"}
+    if output is not None:
+        verdict, stats = _pg_exactness(run, target, output)
+        metrics.update(stats)
+        # TV of shares has a floor of noise even when exact: its expected size is about 1/2 sum_y sd_y sqrt(2/pi).
+        var = [
+            math.fsum(v * target_rows[ctx][y] * (1 - target_rows[ctx][y]) for ctx, v in enumerate(visits))
+            for y in range(_PG_SIZE)
+        ]
+        metrics["tv-distance"] = round(0.5 * math.fsum(abs(a - b) for a, b in zip(output, target, strict=True)), 6)
+        metrics["tv-noise"] = round(0.5 * math.fsum(math.sqrt(2 * v / math.pi) for v in var) / n, 6)
+        metrics["tv-draft"] = round(0.5 * math.fsum(abs(a - b) for a, b in zip(draft, target, strict=True)), 6)
+        if verdict["state"] != "thin":
+            metrics["exact"] = 1 if verdict["state"] == "consistent" else 0
+
+    expected_hist = [0.0] * (_PG_MAX_GAMMA + 1)
+    for (qual, gam), counts in run.starts.items():
+        law = _pg_round_law(qual, gam)
+        for ctx, k in enumerate(counts):
+            if k:
+                for acc, prob in enumerate(law[ctx][2]):
+                    expected_hist[acc] += k * prob
+    top = max([g, *(int(seg[1]) for seg in run.history)])
+    shares = [x / done if done else 0.0 for x in run.histogram[: top + 1]]
+    if done:
+        theory_shares = [x / done for x in expected_hist[: top + 1]]
+    else:
+        pi = _pg_stationary()
+        law = _pg_round_law(q, g)
+        theory_shares = [math.fsum(pi[ctx] * law[ctx][2][k] for ctx in range(_PG_SIZE)) for k in range(g + 1)]
+        theory_shares += [0.0] * (top + 1 - len(theory_shares))
+
+    same = all(seg[0] == q and seg[1] == g for seg in run.history)
+    alpha_eff = theory.per_token_alpha_from_tokens_per_pass(min(g + 1.0, max(1.0, 1.0 + mean_now)), g)
+    measured = (alpha_eff, n / done) if done and same else None
+    metrics["alpha-effective"] = round(alpha_eff, 6)
+    return {
+        "metrics": metrics,
+        "figures": {
+            "accepted": figures.playground_accepted_figure(_rounded(shares), _rounded(theory_shares), done),
+            "window": _pg_window(run),
+            "distributions": figures.playground_distributions_figure(
+                _PG_WORDS, _rounded(target), None if output is None else _rounded(output), _rounded(draft)
+            ),
+            "takeaway": _pg_takeaway(g, alpha_eff, measured),
+        },
+        "verdict": verdict,
+        "stream": _pg_stream(run),
+        "explanation": _pg_explain(*run.recent[-1][::2]) if run.recent else None,
+        "history": run.history,
+        "settings": {"quality": q, "gamma": g, "cost": c, "seed": s},
+    }
+
+
+# --8<-- [end:playground]
+
+
+def _pg_takeaway(gamma: int, alpha: float, measured: tuple[float, float] | None) -> dict[str, Any]:
+    alphas = [i / 50 for i in range(51)]
+    curves = [[round(theory.expected_tokens(a, g), 6) for a in alphas] for g in range(1, _PG_MAX_GAMMA + 1)]
+    value = theory.expected_tokens(alpha, gamma)
+    return figures.playground_takeaway_figure(
+        alphas, curves, gamma=gamma, alpha=round(alpha, 6), value=round(value, 6), measured=measured
+    )
