@@ -110,6 +110,7 @@ class Round:
 # Step 1 --------------------------------------------------------------------------------------------------------
 
 
+# --8<-- [start:draft]
 def draft(
     draft_model: DraftModel, context: Sequence[int], gamma: int, rng: random.Random
 ) -> tuple[list[int], list[list[float]]]:
@@ -135,9 +136,13 @@ def draft(
     return tokens, rows
 
 
+# --8<-- [end:draft]
+
+
 # Step 2 --------------------------------------------------------------------------------------------------------
 
 
+# --8<-- [start:verify]
 def verify(p_row: Sequence[float], q_row: Sequence[float], token: int, u: float) -> bool:
     """Accept ``token`` with probability min(1, p(x) / q(x)), given a uniform ``u`` in [0, 1).
 
@@ -152,6 +157,9 @@ def verify(p_row: Sequence[float], q_row: Sequence[float], token: int, u: float)
     if q_x <= 0.0:
         return False
     return u * q_x < p_row[token]
+
+
+# --8<-- [end:verify]
 
 
 # Step 3 --------------------------------------------------------------------------------------------------------
@@ -215,6 +223,7 @@ def _check_round_inputs(
     return p_rows, q_rows, tokens
 
 
+# --8<-- [start:round_from_uniforms]
 def speculative_round_from_uniforms(
     target_probs: Sequence[Sequence[float]],  # [gamma + 1][V]
     draft_probs: Sequence[Sequence[float]],  # [gamma][V]
@@ -263,6 +272,10 @@ def speculative_round_from_uniforms(
     return Round(emitted + [final], gamma, "bonus", final, gamma, positions)
 
 
+# --8<-- [end:round_from_uniforms]
+
+
+# --8<-- [start:speculative_round]
 def speculative_round(
     target_probs: Sequence[Sequence[float]],  # [gamma + 1][V]
     draft_probs: Sequence[Sequence[float]],  # [gamma][V]
@@ -283,3 +296,6 @@ def speculative_round(
     gamma = len(draft_tokens) if isinstance(draft_tokens, Sequence) else 0
     uniforms = [rng.random() for _ in range(gamma + 1)]
     return speculative_round_from_uniforms(target_probs, draft_probs, draft_tokens, uniforms)
+
+
+# --8<-- [end:speculative_round]
