@@ -151,12 +151,15 @@ def normalize(weights: Sequence[float], name: str = "weights") -> list[float]:
     >>> normalize([1, 3])
     [0.25, 0.75]
     """
-    row = [_as_float(w, name) for w in weights]
+    row = list(weights)
+    # Same fast path as validate_probs: shaping (temperature, top-k, top-p) normalises every n-gram row it touches.
+    if not all(type(w) is float for w in row):
+        row = [_as_float(w, name) for w in row]
     if not row:
         raise ValueError(f"{name} must not be empty")
-    if any(not math.isfinite(w) or w < 0.0 for w in row):
+    # A negative weight fails the min test; a NaN or infinite one makes the sum non-finite.
+    if not min(row) >= 0.0 or not math.isfinite(total := math.fsum(row)):
         raise ValueError(f"{name} must be finite and non-negative")
-    total = math.fsum(row)
     if total <= 0.0:
         raise ValueError(f"{name} must have a positive sum")
     return [w / total for w in row]

@@ -448,6 +448,211 @@ def tokens_per_pass_figure(
     return fig
 
 
+# --- Draft and Verify pages ---------------------------------------------------------------------------------
+
+# Spelled out: ruff flags literal Greek letters and the multiplication sign as confusable with Latin ones.
+_ALPHA, _GAMMA, _TIMES = "\N{GREEK SMALL LETTER ALPHA}", "\N{GREEK SMALL LETTER GAMMA}", "\N{MULTIPLICATION SIGN}"
+
+
+def _grid(count: int, columns: int, h_gap: float, v_gap: float) -> list[tuple[list[float], list[float]]]:
+    """Paper-coordinate (x, y) domains for ``count`` subplots, filled row by row from the top."""
+    rows = -(-count // columns)
+    width = (1.0 - h_gap * (columns - 1)) / columns
+    height = (1.0 - v_gap * (rows - 1)) / rows
+    out: list[tuple[list[float], list[float]]] = []
+    for i in range(count):
+        r, c = divmod(i, columns)
+        x0 = c * (width + h_gap)
+        y1 = 1.0 - r * (height + v_gap)
+        out.append(([round(x0, 6), round(x0 + width, 6)], [round(y1 - height, 6), round(y1, 6)]))
+    return out
+
+
+def draft_positions_figure(
+    positions: Sequence[dict[str, Any]],  # [gamma] {"word", "q", "p", "alternatives": [{"word", "q", "p"}]}
+) -> Figure:
+    """One small panel per draft position: the draft's top candidates by q, the drafted word highlighted, and
+    the target's p for the same words as markers (what Verify will compare them with)."""
+    count = max(len(positions), 1)
+    columns = min(count, 4)
+    rows = -(-count // columns)
+    domains = _grid(count, columns, h_gap=0.12, v_gap=0.2 if rows > 1 else 0.0)
+    top = max((a[key] for pos in positions for a in pos["alternatives"] for key in ("q", "p")), default=1.0)
+    x_max = min(1.0, top * 1.15 + 0.02)
+    data: list[Trace] = []
+    lay = layout(height=70 + 190 * rows)
+    lay["barmode"] = "overlay"
+    lay["margin"] = {"l": 72, "r": 16, "t": 72, "b": 40}
+    lay["showlegend"] = True
+    annotations: list[dict[str, Any]] = []
+    for i, pos in enumerate(positions):
+        suffix = "" if i == 0 else str(i + 1)
+        xa, ya = f"x{suffix}", f"y{suffix}"
+        # Most likely at the top: horizontal bars list categories bottom-up.
+        alts = list(reversed(pos["alternatives"]))
+        words = [a["word"] for a in alts]
+        chosen = [a["q"] if a["word"] == pos["word"] else 0.0 for a in alts]
+        others = [0.0 if a["word"] == pos["word"] else a["q"] for a in alts]
+        first = i == 0
+        hover_q = "q(%{y}) = %{x:.3f}<extra></extra>"
+        for name, role, values in (
+            ("drafted word: q(x)", "draft", chosen),
+            ("other candidates: q", "discarded", others),
+        ):
+            trace = bar(words, values, name=name, role=role, hover=hover_q)
+            # Horizontal: the words go on the y axis.
+            trace.update(x=values, y=words, orientation="h", xaxis=xa, yaxis=ya, legendgroup=role, showlegend=first)
+            data.append(trace)
+        target = line([a["p"] for a in alts], [], name="target p (checked in Verify)", role="target", mode="markers")
+        target["marker"].update(symbol="diamond", size=9)
+        target.update(
+            y=words,
+            xaxis=xa,
+            yaxis=ya,
+            legendgroup="target",
+            showlegend=first,
+            hovertemplate="p(%{y}) = %{x:.3f}<extra></extra>",
+        )
+        data.append(target)
+        (x_dom, y_dom) = domains[i]
+        lay[f"xaxis{suffix}"] = {
+            "domain": x_dom,
+            "anchor": ya,
+            "range": [0, x_max],
+            "fixedrange": True,
+            "tickformat": ".2f",
+            "nticks": 4,
+        }
+        lay[f"yaxis{suffix}"] = {"domain": y_dom, "anchor": xa, "fixedrange": True, "automargin": True}
+        annotations.append(
+            {
+                "text": f"<b>{i + 1}. {pos['word']}</b>  q = {pos['q']:.2f}",
+                "xref": "paper",
+                "yref": "paper",
+                "x": x_dom[0],
+                "y": y_dom[1],
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+            }
+        )
+    lay["annotations"] = annotations
+    # Above the first row's panel titles, not on top of them.
+    lay["legend"] = {"orientation": "h", "x": 0, "y": 1.0 + 38 / (190 * rows), "xanchor": "left", "yanchor": "bottom"}
+    return figure(data, lay)
+
+
+def verify_figure(
+    positions: Sequence[dict[str, Any]],  # [gamma] {"label", "p", "q", "ratio", "threshold", "u", "outcome"}
+) -> Figure:
+    """Each draft position's acceptance threshold min(1, p/q) as a bar and its uniform u as a marker:
+    u below the top of the bar accepts, above it rejects; positions after the first rejection are greyed."""
+    data: list[Trace] = []
+    names = {
+        "accepted": "accepted: u < min(1, p/q)",
+        "rejected": "rejected: u ≥ min(1, p/q)",
+        "discarded": "discarded: never checked",
+    }
+    hover = "%{x}<br>p(x) = %{customdata[0]:.3f}, q(x) = %{customdata[1]:.3f}<br>min(1, p/q) = %{y:.3f}<extra></extra>"
+    for outcome in ("accepted", "rejected", "discarded"):
+        picked = [pos for pos in positions if pos["outcome"] == outcome]
+        if not picked:
+            continue
+        trace = bar([pos["label"] for pos in picked], [pos["threshold"] for pos in picked], name=names[outcome])
+        trace["marker"] = {"color": COLORS[outcome], "opacity": 0.45}
+        if outcome == "discarded":
+            trace["marker"]["pattern"] = {"shape": PATTERNS["discarded"]}
+        trace["customdata"] = [[pos["p"], pos["q"]] for pos in picked]
+        trace["hovertemplate"] = hover
+        data.append(trace)
+    for outcome, symbol in (("accepted", "circle"), ("rejected", "x")):
+        picked = [pos for pos in positions if pos["outcome"] == outcome]
+        if not picked:
+            continue
+        marks = line([], [pos["u"] for pos in picked], name=f"u ({outcome})", role=outcome, mode="markers")
+        marks["x"] = [pos["label"] for pos in picked]
+        marks["marker"].update(symbol=symbol, size=14, line={"width": 2, "color": COLORS[outcome]})
+        marks["hovertemplate"] = "%{x}<br>u = %{y:.3f}<extra></extra>"
+        data.append(marks)
+    lay = layout(x_title="draft position and word", y_title="probability", y_range=[0, 1.05], height=340)
+    lay["barmode"] = "overlay"
+    lay["xaxis"]["type"] = "category"
+    lay["xaxis"]["categoryorder"] = "array"
+    lay["xaxis"]["categoryarray"] = [pos["label"] for pos in positions]
+    return figure(data, lay)
+
+
+def acceptance_rates_figure(
+    alphas: Sequence[float],  # [n] per-token acceptance rate alpha, the x axis
+    per_draft: Sequence[float],  # [n] accepted / drafted at this gamma
+    all_accepted: Sequence[float],  # [n] alpha ** gamma
+    alpha: float,
+    gamma: int,
+) -> Figure:
+    """Three ways to read one draft: per-token alpha, accepted / drafted, and the chance all gamma survive."""
+    here = [alpha]
+    data = [
+        line(alphas, alphas, name=f"per-token {_ALPHA} (the paper's)", role="target", dash="dash"),
+        line(alphas, per_draft, name=f"accepted / drafted at {_GAMMA} = {gamma}", role="draft"),
+        line(alphas, all_accepted, name=f"all {gamma} accepted: {_ALPHA}^{_GAMMA}", role="accepted", dash="dot"),
+    ]
+    for values, role, name in (
+        (alphas, "target", f"per-token {_ALPHA}"),
+        (per_draft, "draft", "accepted / drafted"),
+        (all_accepted, "accepted", "all accepted"),
+    ):
+        index = min(range(len(alphas)), key=lambda i: abs(alphas[i] - alpha))
+        dot = line(here, [values[index]], name=name, role=role, mode="markers")
+        dot["marker"].update(size=10)
+        dot["showlegend"] = False
+        dot["hovertemplate"] = f"{name} = %{{y:.3f}}<extra>{_ALPHA} = %{{x:.2f}}</extra>"
+        data.append(dot)
+    return figure(
+        data,
+        layout(x_title=f"per-token acceptance rate {_ALPHA}", y_title="rate", y_range=[0, 1.02], height=340),
+    )
+
+
+def draft_risk_figure(
+    gammas: Sequence[int],  # [n] draft lengths
+    all_accepted: Sequence[float],  # [n] alpha ** gamma
+    speedups: Sequence[float],  # [n] Theorem 3.8 walltime factor at cost c
+    best: int,  # the gamma with the largest speedup (0: do not speculate)
+) -> Figure:
+    """Longer drafts: the whole draft survives less often (bars) while speedup rises, peaks and falls (line)."""
+    bars = bar(
+        list(gammas),
+        list(all_accepted),
+        name=f"P(all {_GAMMA} accepted) = {_ALPHA}^{_GAMMA}",
+        role="accepted",
+        hover=f"{_GAMMA} = %{{x}}: P(all accepted) = %{{y:.3f}}<extra></extra>",
+    )
+    speed = line(list(gammas), list(speedups), name="speedup (Thm 3.8)", role="target", mode="lines+markers")
+    speed["yaxis"] = "y2"
+    speed["hovertemplate"] = f"{_GAMMA} = %{{x}}: speedup %{{y:.2f}}{_TIMES}<extra></extra>"
+    data = [bars, speed]
+    if best in gammas:
+        mark = line(
+            [best], [speedups[list(gammas).index(best)]], name=f"best {_GAMMA} = {best}", role="draft", mode="markers"
+        )
+        mark["marker"].update(symbol="star", size=16)
+        mark["yaxis"] = "y2"
+        mark["hovertemplate"] = f"best {_GAMMA} = %{{x}}: %{{y:.2f}}{_TIMES}<extra></extra>"
+        data.append(mark)
+    lay = layout(x_title=f"speculation length {_GAMMA}", y_title="probability", y_range=[0, 1.02], height=340)
+    lay["xaxis"]["dtick"] = 1
+    lay["yaxis2"] = {
+        "title": {"text": f"speedup {_TIMES}"},
+        "overlaying": "y",
+        "side": "right",
+        "fixedrange": True,
+        "rangemode": "tozero",
+        "showgrid": False,
+    }
+    lay["margin"]["r"] = 56
+    return figure(data, lay)
+
+
 # --- 3D lab -----------------------------------------------------------------------------------------------------
 
 #: How the 3D lab draws each kind of token: legend name, colour and a marker symbol (the second cue besides

@@ -41,6 +41,7 @@ Nothing imports this module except the worker and the build hook.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import random
@@ -183,6 +184,217 @@ def _pair(
 
 
 # --8<-- [end:pair]
+
+
+# --- Draft and Verify pages: the n-gram pair, one round at a time -------------------------------------------
+
+#: Longest prompt the pages accept, in characters (a text box, not a document).
+_MAX_PROMPT = 400
+#: Draft lengths the pages offer; the steps themselves allow up to 64.
+_MAX_PAGE_GAMMA = 8
+
+
+@lru_cache(maxsize=8)
+def _ngram(temperature: float, top_k: int, top_p: float) -> models.Pair:
+    # One pair per sampling setting, kept: the models' row caches then serve the next Step on the same prompt.
+    return models.ngram_pair(temperature=temperature, top_k=top_k, top_p=top_p)
+
+
+def _page_int(value: object, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high} (got {value})")
+    return value
+
+
+def _top(row: list[float], n: int) -> list[int]:
+    """Token ids of the ``n`` largest entries, most likely first (lowest id on ties)."""
+    return heapq.nsmallest(n, range(len(row)), key=lambda i: (-row[i], i))
+
+
+def _prompt_words(pair: models.Pair, prompt: str) -> list[dict[str, Any]]:
+    # The reader sees which words the 1,000-word vocabulary lacks (they reach the models as <unk>).
+    vocab = set(pair.vocab)
+    return [{"word": w, "known": w in vocab} for w in models.tokenize(prompt)]
+
+
+# --8<-- [start:draft_ngram]
+def _draft_ngram(
+    prompt: str, gamma: int, temperature: float, top_k: int, top_p: float, seed: int
+) -> tuple[models.Pair, list[int], list[int], list[list[float]], random.Random]:
+    """Encode the prompt and run Step 1 on the bigram draft; the rng carries on into Verify."""
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a string, got {type(prompt).__name__}")
+    if len(prompt) > _MAX_PROMPT:
+        raise ValueError(f"prompt must be at most {_MAX_PROMPT} characters (got {len(prompt)})")
+    gamma = _page_int(gamma, "gamma", 1, _MAX_PAGE_GAMMA)
+    seed = _page_int(seed, "seed", 0, 2**31 - 1)
+    pair = _ngram(float(temperature), top_k, float(top_p))
+    context = pair.encode(prompt)  # [n] token ids; unknown words become <unk>
+    rng = random.Random(seed)
+    tokens, q_rows = steps.draft(pair.draft.probs, context, gamma, rng)  # [gamma], [gamma][V]
+    return pair, context, tokens, q_rows, rng
+
+
+# --8<-- [end:draft_ngram]
+
+_NGRAM_EXAMPLE = {"prompt": "It is a truth universally acknowledged", "gamma": 4, "temperature": 1.0, "seed": 7}
+
+
+@handler("steps.draft_ngram", example=_NGRAM_EXAMPLE)
+def _draft_page(
+    prompt: str = "",
+    gamma: int = 4,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    seed: int = 0,
+    alternatives: int = 5,
+) -> dict[str, Any]:
+    """Step 1 on real text: gamma drafted words, each with q(x), the draft's top candidates, and the target's p(x).
+
+    p is computed here only as a preview of Verify; drafting itself never looks at the target.
+    """
+    n_alt = _page_int(alternatives, "alternatives", 1, 10)
+    pair, context, tokens, q_rows, _ = _draft_ngram(prompt, gamma, temperature, top_k, top_p, seed)
+    p_rows = [pair.target.probs(context + tokens[:i]) for i in range(len(tokens))]  # [gamma][V]
+    positions: list[dict[str, Any]] = []
+    for i, (token, q_row, p_row) in enumerate(zip(tokens, q_rows, p_rows, strict=True)):
+        ids = _top(q_row, n_alt)
+        if token not in ids:
+            ids.append(token)  # a draw from q's tail is still shown beside the favourites
+        positions.append(
+            {
+                "index": i,
+                "token": token,
+                "word": pair.vocab[token],
+                "q": q_row[token],
+                "p": p_row[token],
+                "accept": min(1.0, p_row[token] / q_row[token]),
+                "beta": round(acceptance_rate(p_row, q_row), 12),
+                "alternatives": [{"word": pair.vocab[t], "q": q_row[t], "p": p_row[t]} for t in ids],
+            }
+        )
+    keep_all = math.prod(pos["accept"] for pos in positions)
+    alpha = math.fsum(pos["beta"] for pos in positions) / len(positions)
+    return {
+        "figure": figures.draft_positions_figure(positions),
+        "metrics": {
+            "draft-steps": len(tokens),
+            "accept-rate": round(alpha, 12),
+            "all-accepted-prob": round(keep_all, 12),
+            "alpha-to-gamma": round(alpha ** len(tokens), 12),
+        },
+        "prompt_words": _prompt_words(pair, prompt),
+        "context_text": pair.decode(context[-24:]),
+        "draft_text": pair.decode(tokens),
+        "positions": positions,
+    }
+
+
+@handler("steps.verify_ngram", example=_NGRAM_EXAMPLE)
+def _verify_page(
+    prompt: str = "",
+    gamma: int = 4,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One whole round on real text: draft (same seed, same words as the Draft page), then ONE target pass
+    scoring all gamma + 1 prefixes, then ``steps.speculative_round`` (verify, then correct or bonus)."""
+    pair, context, tokens, q_rows, rng = _draft_ngram(prompt, gamma, temperature, top_k, top_p, seed)
+    gamma = len(tokens)
+    # The one target pass: row j scores draft j; row gamma is the bonus distribution.
+    p_rows = [pair.target.probs(context + tokens[:j]) for j in range(gamma + 1)]  # [gamma + 1][V]
+    round_ = steps.speculative_round(p_rows, q_rows, tokens, rng)
+    positions: list[dict[str, Any]] = []
+    # Per-token values go out unrounded: a tiny q would lose its digits, and the test compares u with p/q exactly.
+    for pos in round_.positions:
+        positions.append(
+            {
+                "index": pos.index,
+                "label": f"{pos.index + 1}. {pair.vocab[pos.token]}",
+                "word": pair.vocab[pos.token],
+                "p": pos.p,
+                "q": pos.q,
+                "ratio": pos.ratio,
+                "threshold": min(1.0, pos.ratio),
+                "u": None if pos.u is None else pos.u,
+                "outcome": pos.outcome,
+                "beta": round(acceptance_rate(p_rows[pos.index], q_rows[pos.index]), 12),
+            }
+        )
+    if round_.ended_with == "correction":
+        at = round_.accepted
+        source = residual(p_rows[at], q_rows[at])
+    else:
+        source = p_rows[gamma]
+    rows = [
+        {
+            "scores": f"{j + 1}. {pair.vocab[tokens[j]]}" if j < gamma else "bonus",
+            "top": [{"word": pair.vocab[t], "p": p_rows[j][t]} for t in _top(p_rows[j], 3)],
+        }
+        for j in range(gamma + 1)
+    ]
+    keep_all = math.prod(pos["threshold"] for pos in positions)
+    return {
+        "figure": figures.verify_figure(positions),
+        "metrics": {
+            "accepted": round_.accepted,
+            "tokens-emitted": len(round_.tokens),
+            "all-accepted-prob": round(keep_all, 12),
+            "accept-rate": round(math.fsum(pos["beta"] for pos in positions) / gamma, 12),
+        },
+        "prompt_words": _prompt_words(pair, prompt),
+        "context_text": pair.decode(context[-24:]),
+        "positions": positions,
+        "rows": rows,
+        "final": {
+            "word": pair.vocab[round_.final_token],
+            "kind": round_.ended_with,
+            "prob": source[round_.final_token],
+            "top": [{"word": pair.vocab[t], "p": source[t]} for t in _top(source, 3)],
+        },
+        "emitted_text": pair.decode(round_.tokens),
+    }
+
+
+@handler("theory.draft_risk", example={"alpha": 0.8, "cost": 0.05})
+def _draft_risk(alpha: float = 0.8, cost: float = 0.05) -> dict[str, Any]:
+    """Why longer drafts are riskier: P(all gamma accepted) = alpha^gamma, against the speedup of Thm 3.8."""
+    gammas = list(range(1, _MAX_PAGE_GAMMA + 1))
+    survive = [round(alpha**g, 12) for g in gammas]
+    speed = [round(theory.speedup(alpha, g, cost), 12) for g in gammas]
+    best = theory.optimal_gamma(alpha, cost, max_gamma=_MAX_PAGE_GAMMA)
+    return {
+        "figure": figures.draft_risk_figure(gammas, survive, speed, best),
+        "metrics": {
+            "optimal-gamma": best,
+            "speedup": round(theory.speedup(alpha, best, cost), 12),
+            "all-accepted-prob": survive[best - 1] if best else 1.0,
+        },
+    }
+
+
+@handler("theory.acceptance_rates", example={"alpha": 0.8, "gamma": 4})
+def _acceptance_rates(alpha: float = 0.8, gamma: int = 4) -> dict[str, Any]:
+    """Per-token alpha against what serving logs report (accepted / drafted) and alpha^gamma, across alpha."""
+    gamma = _page_int(gamma, "gamma", 1, _MAX_PAGE_GAMMA)
+    alphas = [i / 100 for i in range(101)]
+    per_draft = [round(theory.draft_acceptance_rate(a, gamma), 12) for a in alphas]
+    all_accepted = [round(a**gamma, 12) for a in alphas]
+    a = round(theory.expected_tokens(alpha, gamma), 12)  # validates alpha too
+    return {
+        "figure": figures.acceptance_rates_figure(alphas, per_draft, all_accepted, alpha, gamma),
+        "metrics": {
+            "alpha": alpha,
+            "draft-accept-rate": round(theory.draft_acceptance_rate(alpha, gamma), 12),
+            "all-accepted-prob": round(alpha**gamma, 12),
+            "tokens-per-pass": a,
+        },
+    }
 
 
 # --- Tuning -------------------------------------------------------------------------------------------------
