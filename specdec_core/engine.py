@@ -261,9 +261,11 @@ def generate_speculative(
                 break
         counters.drafted += len(drafts)
 
+        # --8<-- [start:target_pass]
         # Step 2: one target pass scores every prefix: rows for draft positions 0..gamma-1, then the bonus row.
         p_rows = [pair.target.probs(start + drafts[:j]) for j in range(len(drafts) + 1)]  # [gamma + 1][V]
         counters.target_passes += 1
+        # --8<-- [end:target_pass]
 
         # Steps 2-4: verify left to right, then correct or bonus, with the uniforms drawn above.
         round_ = speculative_round_from_uniforms(p_rows, q_rows, drafts, [*uniforms, rng.random()])
