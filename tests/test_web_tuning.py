@@ -1,0 +1,271 @@
+"""The Tuning page's handlers (tuning.calculator, tuning.policies) and theory.break_even_alpha.
+
+Expected values come from theory.py called directly, never from numbers written into the test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from specdec_core import theory, web
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    text = web.call(name, json.dumps(args))
+    # JSON.parse in the browser rejects NaN/Infinity: the text must not contain them.
+    result: dict[str, Any] = json.loads(text, parse_constant=lambda token: pytest.fail(f"{name} emitted {token}"))
+    return result
+
+
+# --- theory.break_even_alpha ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gamma", [1, 2, 4, 8, 16])
+@pytest.mark.parametrize("cost", [0.01, 0.05, 0.2, 0.5, 0.9])
+def test_break_even_alpha_gives_speedup_one(gamma: int, cost: float) -> None:
+    alpha = theory.break_even_alpha(gamma, cost)
+    assert alpha is not None and 0.0 < alpha < 1.0
+    assert theory.speedup(alpha, gamma, cost) == pytest.approx(1.0, abs=1e-9)
+    # It is the boundary: a little less agreement loses, a little more wins.
+    assert (
+        theory.speedup(max(0.0, alpha - 1e-3), gamma, cost) < 1.0 < theory.speedup(min(1.0, alpha + 1e-3), gamma, cost)
+    )
+
+
+def test_break_even_alpha_for_one_draft_token_is_the_cost() -> None:
+    """gamma = 1: speedup = (1 + alpha) / (1 + c), which is 1 exactly at alpha = c."""
+    for cost in (0.1, 0.37, 0.8):
+        assert theory.break_even_alpha(1, cost) == pytest.approx(cost, abs=1e-12)
+
+
+def test_break_even_alpha_edges() -> None:
+    assert theory.break_even_alpha(4, 0.0) == 0.0  # free drafts never lose
+    assert theory.break_even_alpha(4, 1.5) is None  # a draft slower than the target never wins
+    with pytest.raises(ValueError, match="gamma"):
+        theory.break_even_alpha(0, 0.1)
+    with pytest.raises(ValueError, match="cost"):
+        theory.break_even_alpha(4, -0.1)
+
+
+def test_break_even_alpha_rises_with_cost() -> None:
+    values = [theory.break_even_alpha(4, c) for c in (0.05, 0.1, 0.2, 0.4)]
+    assert all(v is not None for v in values)
+    assert values == sorted(values)
+    assert len(set(values)) == len(values)
+
+
+# --- tuning.calculator ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("alpha", "gamma", "cost"), [(0.8, 4, 0.05), (0.5, 3, 0.3), (0.95, 12, 0.02), (0.1, 2, 0.5)])
+def test_calculator_metrics_match_theory(alpha: float, gamma: int, cost: float) -> None:
+    m = call("tuning.calculator", alpha=alpha, gamma=gamma, cost=cost, op_cost=0.1)["metrics"]
+    best = theory.optimal_gamma(alpha, cost)
+    assert m["alpha"] == pytest.approx(alpha, abs=1e-12)
+    assert m["tokens-per-pass"] == pytest.approx(theory.expected_tokens(alpha, gamma), abs=1e-11)
+    assert m["speedup"] == pytest.approx(theory.speedup(alpha, gamma, cost), abs=1e-11)
+    assert m["draft-acceptance-rate"] == pytest.approx(theory.draft_acceptance_rate(alpha, gamma), abs=1e-11)
+    assert m["optimal-gamma"] == best
+    assert m["operations-factor"] == pytest.approx(theory.operations_factor(alpha, gamma, 0.1), abs=1e-11)
+    assert m["break-even-alpha"] == pytest.approx(theory.break_even_alpha(gamma, cost), abs=1e-11)
+    expected_best = theory.speedup(alpha, best, cost) if best else 1.0
+    assert m["optimal-speedup"] == pytest.approx(expected_best, abs=1e-11)
+
+
+def test_calculator_says_whether_it_pays() -> None:
+    even = theory.break_even_alpha(4, 0.2)
+    assert even is not None
+    assert call("tuning.calculator", alpha=min(1.0, even + 0.05), gamma=4, cost=0.2)["pays"] is True
+    assert call("tuning.calculator", alpha=max(0.0, even - 0.05), gamma=4, cost=0.2)["pays"] is False
+
+
+def test_calculator_op_cost_defaults_to_cost() -> None:
+    m = call("tuning.calculator", alpha=0.7, gamma=5, cost=0.3)["metrics"]
+    assert m["operations-factor"] == pytest.approx(theory.operations_factor(0.7, 5, 0.3), abs=1e-11)
+
+
+def test_calculator_converts_vllm_draft_acceptance_rate() -> None:
+    """A rate produced by alpha = 0.72 at gamma = 5 converts back to 0.72, and the outputs follow that alpha."""
+    rate = theory.draft_acceptance_rate(0.72, 5)
+    m = call("tuning.calculator", source="rate", rate=rate, gamma=5, cost=0.1)["metrics"]
+    assert m["alpha"] == pytest.approx(0.72, abs=1e-9)
+    assert m["draft-acceptance-rate"] == pytest.approx(rate, abs=1e-9)
+    assert m["speedup"] == pytest.approx(theory.speedup(0.72, 5, 0.1), abs=1e-9)
+
+
+def test_calculator_converts_mean_acceptance_length() -> None:
+    """vLLM's mean acceptance length is 1 + accepted / drafts = tokens per target pass."""
+    length = theory.expected_tokens(0.65, 3)
+    m = call("tuning.calculator", source="length", length=length, gamma=3, cost=0.1)["metrics"]
+    assert m["alpha"] == pytest.approx(0.65, abs=1e-9)
+    assert m["tokens-per-pass"] == pytest.approx(length, abs=1e-9)
+
+
+def test_calculator_conversions_agree_with_each_other() -> None:
+    """The three ways to give acceptance describe one point: each converts to the same alpha."""
+    alpha, gamma = 0.83, 6
+    by_alpha = call("tuning.calculator", alpha=alpha, gamma=gamma, cost=0.05)["metrics"]
+    by_rate = call("tuning.calculator", source="rate", rate=by_alpha["draft-acceptance-rate"], gamma=gamma, cost=0.05)
+    by_length = call("tuning.calculator", source="length", length=by_alpha["tokens-per-pass"], gamma=gamma, cost=0.05)
+    assert by_rate["metrics"]["alpha"] == pytest.approx(alpha, abs=1e-9)
+    assert by_length["metrics"]["alpha"] == pytest.approx(alpha, abs=1e-9)
+
+
+def test_calculator_clamps_an_impossible_length_and_says_so() -> None:
+    result = call("tuning.calculator", source="length", length=9.0, gamma=4, cost=0.05)
+    assert result["metrics"]["tokens-per-pass"] == pytest.approx(5.0, abs=1e-6)
+    assert result["notes"] and "impossible" in result["notes"][0]
+
+
+def test_calculator_without_a_break_even_when_drafts_cost_more_than_the_target() -> None:
+    result = call("tuning.calculator", alpha=0.99, gamma=4, cost=1.5)
+    assert "break-even-alpha" not in result["metrics"]
+    assert result["pays"] is False
+    assert result["metrics"]["optimal-gamma"] == 0
+
+
+def test_calculator_figures_mark_the_optimum_and_the_reader() -> None:
+    result = call("tuning.calculator", alpha=0.8, gamma=4, cost=0.05)
+    curve = result["figures"]["speedup"]["data"]
+    best = theory.optimal_gamma(0.8, 0.05)
+    line = next(t for t in curve if t["name"].startswith("speedup"))
+    assert line["x"][0] == 1 and max(line["x"]) >= best
+    assert line["y"][line["x"].index(4)] == pytest.approx(theory.speedup(0.8, 4, 0.05), abs=1e-11)
+    star = next(t for t in curve if t["name"].startswith("optimal"))
+    assert star["x"] == [best]
+    heat, marker = result["figures"]["map"]["data"]
+    assert heat["type"] == "heatmap" and marker["x"] == [0.05] and marker["y"] == [0.8]
+    # Each cell is theory.optimal_gamma at its (alpha, cost).
+    i, j = heat["y"].index(0.6), heat["x"].index(0.1)
+    assert heat["z"][i][j] == theory.optimal_gamma(0.6, 0.1)
+
+
+def test_calculator_moving_alpha_changes_the_figure_and_metrics() -> None:
+    a = call("tuning.calculator", alpha=0.6, gamma=4, cost=0.05)
+    b = call("tuning.calculator", alpha=0.9, gamma=4, cost=0.05)
+    assert a["metrics"]["speedup"] < b["metrics"]["speedup"]
+    assert a["figures"]["speedup"] != b["figures"]["speedup"]
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ({"alpha": 1.2}, "alpha"),
+        ({"gamma": 0}, "gamma"),
+        ({"cost": -1}, "cost"),
+        ({"source": "guess"}, "source"),
+        ({"source": "rate"}, "rate"),
+        ({"source": "rate", "rate": 1.5}, "rate"),
+        ({"op_cost": -0.5}, "op_cost"),
+    ],
+)
+def test_calculator_rejects_bad_input_by_name(args: dict[str, Any], match: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        web.call("tuning.calculator", json.dumps(args))
+
+
+# --- tuning.policies -----------------------------------------------------------------------------------------
+
+POLICIES = ("fixed", "confidence", "dynamic", "oracle")
+
+
+def run_chunks(chunks: int, tokens: int, **args: Any) -> dict[str, Any]:
+    state = None
+    result: dict[str, Any] = {}
+    for chunk in range(chunks):
+        result = call("tuning.policies", tokens=tokens, chunk=chunk, state=state, **args)
+        state = result["state"]
+    return result
+
+
+def test_policies_emit_exactly_the_budget_per_policy() -> None:
+    result = run_chunks(3, 20, seed=3)
+    for name in POLICIES:
+        counters = result["state"][name]["counters"]
+        assert result["metrics"][f"{name}-tokens-emitted"] == 60
+        assert counters["emitted"] == counters["accepted"] + counters["corrections"] + counters["bonuses"]
+        assert counters["drafted"] == counters["draft_steps"]
+
+
+def test_policies_metrics_follow_from_the_counters() -> None:
+    cost = 0.1
+    result = run_chunks(2, 30, seed=5, cost=cost)
+    for name in POLICIES:
+        c = result["state"][name]["counters"]
+        m = result["metrics"]
+        assert m[f"{name}-tokens-per-pass"] == pytest.approx(c["emitted"] / c["target_passes"], abs=1e-11)
+        assert m[f"{name}-draft-per-token"] == pytest.approx(c["draft_steps"] / c["emitted"], abs=1e-11)
+        assert m[f"{name}-discarded-fraction"] == pytest.approx(c["discarded"] / c["drafted"], abs=1e-11)
+        walltime = c["target_passes"] + cost * c["draft_steps"]
+        assert m[f"{name}-speedup"] == pytest.approx(c["emitted"] / walltime, abs=1e-11)
+    fixed = result["state"]["fixed"]["counters"]
+    assert result["metrics"]["alpha-measured"] == pytest.approx(
+        fixed["accepted"] / (fixed["accepted"] + fixed["rejected"]), abs=1e-11
+    )
+
+
+def test_policies_oracle_never_discards_and_beats_fixed_per_pass() -> None:
+    """The oracle stops at the first rejection (nothing discarded) and drafts up to 16: over 200 tokens it gets at
+    least as many tokens per target pass as fixed gamma = 4 on this pair; the gap is large (about 0.3 at seed 0),
+    so the comparison is not a coin toss."""
+    m = run_chunks(4, 50, seed=0, gamma=4)["metrics"]
+    assert m["oracle-discarded-fraction"] == 0.0
+    assert m["oracle-tokens-per-pass"] >= m["fixed-tokens-per-pass"]
+
+
+def test_policies_are_deterministic_given_the_seed() -> None:
+    a = run_chunks(2, 25, seed=11)
+    b = run_chunks(2, 25, seed=11)
+    c = run_chunks(2, 25, seed=12)
+    assert a == b
+    assert a["state"] != c["state"]
+
+
+def test_policies_dynamic_schedule_carries_over_between_chunks() -> None:
+    first = call("tuning.policies", tokens=25, chunk=0, seed=2, gamma=3)
+    gamma_after = first["state"]["dynamic"]["gamma"]
+    assert 1 <= gamma_after <= 16
+    tampered = json.loads(json.dumps(first["state"]))
+    tampered["dynamic"]["gamma"] = 16 if gamma_after != 16 else 1
+    second = call("tuning.policies", tokens=25, chunk=1, seed=2, gamma=3, state=tampered, policies_=["dynamic"])
+    plain = call("tuning.policies", tokens=25, chunk=1, seed=2, gamma=3, state=first["state"], policies_=["dynamic"])
+    # Starting chunk 1 from another gamma than the carried one drafts differently.
+    assert second["state"]["dynamic"]["counters"] != plain["state"]["dynamic"]["counters"]
+
+
+def test_policies_sampling_knobs_reach_the_models() -> None:
+    """Greedy-like sampling (top-k 1) makes both models one-hot: verification is a token match."""
+    hot = run_chunks(1, 60, seed=1, top_k=1)["metrics"]
+    warm = run_chunks(1, 60, seed=1)["metrics"]
+    assert hot["alpha-measured"] != warm["alpha-measured"]
+    assert 0.0 <= hot["alpha-measured"] <= 1.0
+
+
+def test_policies_figure_has_one_bar_group_per_policy() -> None:
+    result = call("tuning.policies", tokens=20, seed=0)
+    traces = result["figure"]["data"]
+    assert [t["type"] for t in traces] == ["bar"] * 4
+    for trace, name in zip(traces, POLICIES, strict=True):
+        assert trace["y"][3] == pytest.approx(result["metrics"][f"{name}-speedup"], abs=1e-11)
+    assert all(math.isfinite(v) for t in traces for v in t["y"])
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ({"tokens": 0}, "tokens"),
+        ({"tokens": 5000}, "tokens"),
+        ({"chunk": -1}, "chunk"),
+        ({"gamma": 0}, "gamma"),
+        ({"cost": -0.1}, "cost"),
+        ({"policies_": ["greedy"]}, "policies_"),
+        ({"tau": 2}, "tau"),
+    ],
+)
+def test_policies_reject_bad_input_by_name(args: dict[str, Any], match: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        web.call("tuning.policies", json.dumps({"tokens": 10, **args}))
