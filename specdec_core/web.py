@@ -685,7 +685,7 @@ def _correct_split(
         "metrics": {
             "accept-rate": round(beta, 12),
             "reject-rate": round(1.0 - beta, 12),
-            "tv-distance": round(total_variation(p, q), 12),
+            "draft-tv": round(total_variation(p, q), 12),
             "identity-gap": round(gap, 15),
         },
         "labels": labels,
@@ -723,8 +723,8 @@ def _correct_sample(
         "metrics": {
             **fit,
             "samples": n,
-            "reject-rate": corrections / n,
-            "reject-rate-theory": round(1.0 - acceptance_rate(p_row, q_row), 12),
+            "correction-share": corrections / n,
+            "correction-share-theory": round(1.0 - acceptance_rate(p_row, q_row), 12),
         },
         "counts": counts,
     }
@@ -733,6 +733,7 @@ def _correct_sample(
 # --8<-- [end:correct_sample]
 
 
+# --8<-- [start:bonus_simulate]
 @handler("bonus.simulate", example={"alpha": 0.8, "gamma": 4, "rounds": 500, "seed": 0})
 def _bonus_simulate(alpha: float = 0.8, gamma: int = 4, rounds: int = 3000, seed: int = 0) -> dict[str, Any]:
     """Theory against ``rounds`` real rounds of the agreement pair: accepted counts, bonus share, tokens per pass."""
@@ -773,6 +774,9 @@ def _bonus_simulate(alpha: float = 0.8, gamma: int = 4, rounds: int = 3000, seed
         },
         "counts": counts,
     }
+
+
+# --8<-- [end:bonus_simulate]
 
 
 def _fraction_text(x: Fraction) -> str:
@@ -878,6 +882,7 @@ BROKEN_VARIANTS: dict[str, str] = {
 }
 
 
+# --8<-- [start:broken_variants]
 def _teaching_broken_parts(variant: str, p: list[Fraction], q: list[Fraction]) -> tuple[list[Fraction], Any, Any]:
     """(distribution drafts are drawn from, acceptance probability of token x, correction distribution)."""
     zero = Fraction(0)
@@ -923,6 +928,9 @@ def _teaching_broken_token(parts: tuple[list[float], list[float], list[float]], 
     if rng.random() < accept[x]:
         return x
     return sample(fix, rng.random())
+
+
+# --8<-- [end:broken_variants]
 
 
 @handler("exactness.broken", example={"variant": "correct-from-p", "p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6]})
