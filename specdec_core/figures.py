@@ -657,10 +657,12 @@ def draft_risk_figure(
 
 #: How the 3D lab draws each kind of token: legend name, colour and a marker symbol (the second cue besides
 #: colour). "drafted" is a proposal the target has not checked yet; the others are the verdicts of ``steps``.
+#: Only circles, squares and diamonds: WebGL draws 3D markers from font glyphs, and the cross glyphs are
+#: missing from some system fonts. A rejection (open square) sits under its correction (filled square).
 LAB3D_KINDS: dict[str, tuple[str, str, str]] = {
     "drafted": ("drafted, not yet checked", COLORS["draft"], "circle-open"),
     "accepted": ("accepted: u below the line", COLORS["accepted"], "circle"),
-    "rejected": ("rejected: u above the line", COLORS["rejected"], "x"),
+    "rejected": ("rejected: u above the line", COLORS["rejected"], "square-open"),
     "discarded": ("discarded after the rejection", COLORS["discarded"], "diamond-open"),
     "correction": ("correction from the residual", COLORS["correction"], "square"),
     "bonus": ("bonus from the target", COLORS["bonus"], "diamond"),
@@ -753,7 +755,7 @@ def lab3d_figure(points: Sequence[dict[str, Any]], *, rounds: int, gamma: int) -
             },
             "aspectmode": "manual",
             "aspectratio": {"x": 2.0, "y": 1.0, "z": 0.75},
-            "camera": {"eye": {"x": 1.35, "y": -1.75, "z": 0.95}},
+            "camera": {"eye": {"x": 1.2, "y": -1.65, "z": 0.75}, "center": {"x": 0, "y": 0, "z": -0.2}},
             "dragmode": "turntable",
         },
     }
