@@ -2,6 +2,7 @@
 
 - ``server`` serves ``site/`` (built by ``make site``) on 127.0.0.1 at a free port, under the sub-path ``/lab/``
   the way GitHub Pages serves a project site, so every test also checks that no URL assumes the domain root.
+  ``SD_SITE=/some/copy`` serves another built copy instead (a snapshot that a concurrent build cannot change).
   ``server.block("pyodide.asm.wasm")`` makes matching paths answer 503 until ``server.unblock()``.
 - ``base_url`` is that address (``http://127.0.0.1:PORT/lab/``); ``page.goto("verify/")`` resolves against it.
 - ``browser_type_launch_args`` points pytest-playwright at ``/usr/bin/chromium`` with the flags that work as root
@@ -15,6 +16,7 @@ Tests wait on visible state (``expect(...)``), never on sleeps.
 from __future__ import annotations
 
 import http.server
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "site"
+SITE = Path(os.environ.get("SD_SITE") or ROOT / "site").resolve()
 PREFIX = "/lab/"
 # make site builds for `make serve`; the sitemap's origin is rewritten to this server's, as SITE_URL would.
 BUILT_FOR = "http://127.0.0.1:8000/"
