@@ -1,0 +1,146 @@
+"""The Tuning page in the browser: the γ calculator and the adaptive-policy comparison.
+
+Every expected number is computed natively by the same package (theory.py, or the same handler with the same
+arguments), so these tests check that the page shows what Python in the browser computed, and that Pyodide and
+native CPython agree. Waits are on visible state only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from specdec_core import theory, web
+
+pytestmark = pytest.mark.browser
+
+BOOT_MS = 60_000
+CALC = '.sd-widget[data-widget="tuning-calculator"]'
+POLICIES = '.sd-widget[data-widget="tuning-policies"]'
+CHUNK = 25  # tokens per policy per call, as in tuning-policies.js
+
+
+def metric(page: Any, root: str, name: str) -> float:
+    return float(page.locator(f'{root} [data-metric="{name}"]').get_attribute("data-value"))
+
+
+def expect_metric(page: Any, root: str, name: str, value: float, tol: float = 1e-9) -> None:
+    """Wait until [data-metric=name] holds ``value`` (within ``tol``: the browser parses the JSON float)."""
+    page.wait_for_function(
+        "([sel, v, tol]) => { const el = document.querySelector(sel); "
+        "return el && Math.abs(Number(el.dataset.value) - v) <= tol; }",
+        arg=[f'{root} [data-metric="{name}"]', value, tol],
+        timeout=BOOT_MS,
+    )
+
+
+def open_live(page: Any, query: str = "") -> None:
+    page.goto("tuning/" + query)
+    expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
+    expect(page.locator(CALC)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+
+
+def native_policies(total: int, **args: Any) -> dict[str, Any]:
+    """The same chunked run the widget makes, natively."""
+    state, result, done, chunk = None, {}, 0, 0
+    while done < total:
+        size = min(CHUNK, total - done)
+        result = json.loads(web.call("tuning.policies", json.dumps({**args, "tokens": size, "chunk": chunk, "state": state})))
+        state, done, chunk = result["state"], done + size, chunk + 1
+    return result
+
+
+def test_calculator_goes_live_and_alpha_moves_figure_and_metrics(page: Any) -> None:
+    open_live(page)
+    expect_metric(page, CALC, "speedup", theory.speedup(0.8, 4, 0.05))
+    expect_metric(page, CALC, "optimal-gamma", theory.optimal_gamma(0.8, 0.05), tol=0)
+    curve = page.locator(f"{CALC} .sd-chart").first
+    renders = int(curve.get_attribute("data-sd-renders") or 0)
+
+    # Ten keyboard steps of 0.01 take α from 0.80 to 0.70.
+    slider = page.locator(CALC).get_by_label("Agreement rate α", exact=True)
+    slider.focus()
+    for _ in range(10):
+        slider.press("ArrowLeft")
+    expect_metric(page, CALC, "speedup", theory.speedup(0.7, 4, 0.05))
+    expect_metric(page, CALC, "tokens-per-pass", theory.expected_tokens(0.7, 4))
+    expect_metric(page, CALC, "operations-factor", theory.operations_factor(0.7, 4, 0.05))
+    even = theory.break_even_alpha(4, 0.05)
+    assert even is not None
+    expect_metric(page, CALC, "break-even-alpha", even)
+    assert int(curve.get_attribute("data-sd-renders") or 0) > renders
+    expect(page).to_have_url(re.compile(r"alpha=0\.7(&|$)"))
+    expect(page.locator(f"{CALC} .sd-tuning-verdict")).to_contain_text("Speculation pays")
+
+
+def test_calculator_url_round_trip_and_clamping(page: Any) -> None:
+    open_live(page, "?alpha=0.65&gamma=99&cost=0.2")
+    expect(page.locator(f"{CALC} .sd-notice")).to_contain_text("gamma 99 is out of range; clamped to 16")
+    expect_metric(page, CALC, "speedup", theory.speedup(0.65, 16, 0.2))
+
+    # One step down in γ is written to the URL; loading that URL reproduces the same numbers.
+    gamma = page.locator(CALC).get_by_label("Speculation length γ", exact=True)
+    gamma.focus()
+    gamma.press("ArrowLeft")
+    expect_metric(page, CALC, "speedup", theory.speedup(0.65, 15, 0.2))
+    expect(page).to_have_url(re.compile(r"gamma=15"))
+    url = page.url
+    assert "alpha=0.65" in url and "cost=0.2" in url
+    page.goto(url)
+    expect(page.locator(CALC)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    expect_metric(page, CALC, "speedup", theory.speedup(0.65, 15, 0.2))
+    expect(page.locator(f"{CALC} .sd-notice")).to_have_count(0)
+
+
+def test_calculator_converts_a_vllm_acceptance_rate(page: Any) -> None:
+    open_live(page)
+    page.locator(CALC).get_by_label("I know my…").select_option("rate")
+    rate = page.locator(CALC).get_by_label("Draft acceptance rate (accepted / drafted)")
+    expect(rate).to_be_visible()
+    expect(page.locator(CALC).get_by_label("Agreement rate α", exact=True)).to_be_hidden()
+    rate.focus()
+    for _ in range(5):
+        rate.press("ArrowRight")
+    value = float(rate.input_value())
+    expect_metric(page, CALC, "alpha", theory.per_token_alpha_from_acceptance_rate(value, 4))
+    expect_metric(page, CALC, "draft-acceptance-rate", value)
+
+
+def test_policies_run_completes_and_matches_native(page: Any) -> None:
+    open_live(page)
+    widget = page.locator(POLICIES)
+    widget.get_by_label("Tokens per policy N").fill("50")
+    widget.get_by_role("button", name="Run").click()
+    status = widget.locator(".sd-tuning-progress")
+    expect(status).to_have_attribute("data-state", "done", timeout=BOOT_MS)
+    expect(status).to_contain_text("Done: 50 tokens per policy")
+    assert widget.locator("progress").evaluate("el => el.value") == 50
+    expect(widget.get_by_role("button", name="Run")).to_be_enabled()
+    expect(widget.get_by_role("button", name="Stop")).to_be_disabled()
+
+    # Pyodide and native CPython, same seed and chunks: the same numbers.
+    native = native_policies(50, seed=0, gamma=4, tau=0.5, cost=0.05, temperature=1, top_k=0, top_p=1)["metrics"]
+    for name in ("fixed-speedup", "confidence-tokens-per-pass", "dynamic-discarded-fraction", "oracle-speedup"):
+        expect_metric(page, POLICIES, name, native[name])
+    expect_metric(page, POLICIES, "alpha-measured", native["alpha-measured"])
+
+
+def test_policies_run_can_be_stopped(page: Any) -> None:
+    open_live(page)
+    widget = page.locator(POLICIES)
+    widget.get_by_label("Tokens per policy N").fill("5000")
+    widget.get_by_role("button", name="Run").click()
+    status = widget.locator(".sd-tuning-progress")
+    expect(status).to_have_attribute("data-state", "running")
+    # Wait for visible progress (one chunk done), then stop.
+    page.wait_for_function(f"() => document.querySelector('{POLICIES} progress').value >= {CHUNK}", timeout=BOOT_MS)
+    widget.get_by_role("button", name="Stop").click()
+    expect(status).to_have_attribute("data-state", "stopped", timeout=BOOT_MS)
+    expect(status).to_contain_text("Stopped at")
+    done = widget.locator("progress").evaluate("el => el.value")
+    assert CHUNK <= done < 5000
+    expect(widget.get_by_role("button", name="Run")).to_be_enabled()
