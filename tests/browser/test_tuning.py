@@ -1,4 +1,4 @@
-"""The Tuning page in the browser: the γ calculator and the adaptive-policy comparison.
+"""The Tuning page in the browser: the gamma calculator and the adaptive-policy comparison.
 
 Every expected number is computed natively by the same package (theory.py, or the same handler with the same
 arguments), so these tests check that the page shows what Python in the browser computed, and that Pyodide and
@@ -22,6 +22,9 @@ BOOT_MS = 60_000
 CALC = '.sd-widget[data-widget="tuning-calculator"]'
 POLICIES = '.sd-widget[data-widget="tuning-policies"]'
 CHUNK = 25  # tokens per policy per call, as in tuning-policies.js
+# The controls' visible labels (spelled out: ruff flags literal Greek letters as confusable).
+ALPHA_LABEL = "Agreement rate \N{GREEK SMALL LETTER ALPHA}"
+GAMMA_LABEL = "Speculation length \N{GREEK SMALL LETTER GAMMA}"
 
 
 def metric(page: Any, root: str, name: str) -> float:
@@ -49,7 +52,9 @@ def native_policies(total: int, **args: Any) -> dict[str, Any]:
     state, result, done, chunk = None, {}, 0, 0
     while done < total:
         size = min(CHUNK, total - done)
-        result = json.loads(web.call("tuning.policies", json.dumps({**args, "tokens": size, "chunk": chunk, "state": state})))
+        result = json.loads(
+            web.call("tuning.policies", json.dumps({**args, "tokens": size, "chunk": chunk, "state": state}))
+        )
         state, done, chunk = result["state"], done + size, chunk + 1
     return result
 
@@ -61,8 +66,8 @@ def test_calculator_goes_live_and_alpha_moves_figure_and_metrics(page: Any) -> N
     curve = page.locator(f"{CALC} .sd-chart").first
     renders = int(curve.get_attribute("data-sd-renders") or 0)
 
-    # Ten keyboard steps of 0.01 take α from 0.80 to 0.70.
-    slider = page.locator(CALC).get_by_label("Agreement rate α", exact=True)
+    # Ten keyboard steps of 0.01 take alpha from 0.80 to 0.70.
+    slider = page.locator(CALC).get_by_label(ALPHA_LABEL, exact=True)
     slider.focus()
     for _ in range(10):
         slider.press("ArrowLeft")
@@ -82,8 +87,8 @@ def test_calculator_url_round_trip_and_clamping(page: Any) -> None:
     expect(page.locator(f"{CALC} .sd-notice")).to_contain_text("gamma 99 is out of range; clamped to 16")
     expect_metric(page, CALC, "speedup", theory.speedup(0.65, 16, 0.2))
 
-    # One step down in γ is written to the URL; loading that URL reproduces the same numbers.
-    gamma = page.locator(CALC).get_by_label("Speculation length γ", exact=True)
+    # One step down in gamma is written to the URL; loading that URL reproduces the same numbers.
+    gamma = page.locator(CALC).get_by_label(GAMMA_LABEL, exact=True)
     gamma.focus()
     gamma.press("ArrowLeft")
     expect_metric(page, CALC, "speedup", theory.speedup(0.65, 15, 0.2))
@@ -101,7 +106,7 @@ def test_calculator_converts_a_vllm_acceptance_rate(page: Any) -> None:
     page.locator(CALC).get_by_label("I know my…").select_option("rate")
     rate = page.locator(CALC).get_by_label("Draft acceptance rate (accepted / drafted)")
     expect(rate).to_be_visible()
-    expect(page.locator(CALC).get_by_label("Agreement rate α", exact=True)).to_be_hidden()
+    expect(page.locator(CALC).get_by_label(ALPHA_LABEL, exact=True)).to_be_hidden()
     rate.focus()
     for _ in range(5):
         rate.press("ArrowRight")
