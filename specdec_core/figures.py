@@ -321,7 +321,7 @@ def correct_split_figure(
             bar(
                 labels,
                 rejected_part,
-                name="correction: (1 &minus; &beta;) · residual(x)",
+                name="correction: (1 &#8722; &#946;) · residual(x)",
                 role="residual",
                 hover="via a correction: %{y:.4f}<extra></extra>",
             ),
@@ -434,16 +434,16 @@ def tokens_per_pass_figure(
     """Expected tokens per target pass against gamma at this alpha, under the ceiling gamma + 1."""
     gammas = list(range(1, len(expected) + 1))
     data = [
-        line(gammas, [g + 1 for g in gammas], name="ceiling &gamma; + 1", role="discarded", dash="dot"),
-        line(gammas, expected, name=f"expected at &alpha; = {alpha:.2f}", role="target", mode="lines+markers"),
-        line([gamma], [expected[gamma - 1]], name=f"&gamma; = {gamma}", role="bonus", mode="markers"),
+        line(gammas, [g + 1 for g in gammas], name="ceiling &#947; + 1", role="discarded", dash="dot"),
+        line(gammas, expected, name=f"expected at &#945; = {alpha:.2f}", role="target", mode="lines+markers"),
+        line([gamma], [expected[gamma - 1]], name=f"&#947; = {gamma}", role="bonus", mode="markers"),
     ]
     data[2]["marker"].update({"size": 14, "symbol": "circle-open", "line": {"width": 3}})
     if simulated is not None:
         sim = line([gamma], [simulated], name="simulated", role="accepted", mode="markers")
         sim["marker"].update({"symbol": "diamond", "size": 10})
         data.append(sim)
-    fig = figure(data, layout(x_title="speculation length &gamma;", y_title="tokens per target pass", y_range=[0, 9.5]))
+    fig = figure(data, layout(x_title="speculation length &#947;", y_title="tokens per target pass", y_range=[0, 9.5]))
     fig["layout"]["xaxis"]["dtick"] = 1
     return fig
 

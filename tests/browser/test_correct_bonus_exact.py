@@ -1,0 +1,232 @@
+"""The Correct, Bonus and Why-it-is-exact pages in headless Chromium: ready, live, controls redraw, honest samples.
+
+Expected numbers come from the same handlers run natively. The handlers are deterministic given a seed, and Pyodide's
+``random.Random`` is CPython's Mersenne Twister, so a sample drawn in the browser equals the native one exactly.
+Every statistical check also holds on its own: an exact sampler's total variation over k cells from n draws exceeds
+
+    tv_bound(n, k) = sqrt(k / n) / 2 + sqrt(ln(1 / delta) / (2 n)),   delta = 1e-9
+
+with probability below 1e-9 (the bound of tests/_stats.py: mean bound by Jensen, tail by McDiarmid).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from specdec_core import theory, web
+
+pytestmark = pytest.mark.browser
+
+READY = "Ready: target context synchronized"
+P = [0.4, 0.35, 0.25]
+Q = [0.2, 0.2, 0.6]
+# The labels the pages show (escaped: the linter flags Greek letters that look like Latin ones).
+GAMMA_LABEL = "Speculation length \u03b3"
+ALPHA_LABEL = "Agreement rate \u03b1"
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def tv_bound(n: int, k: int, delta: float = 1e-9) -> float:
+    return 0.5 * math.sqrt(k / n) + math.sqrt(math.log(1.0 / delta) / (2.0 * n))
+
+
+def native(name: str, **args: Any) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(web.call(name, json.dumps(args)))
+    return result
+
+
+def js_number(value: float) -> str:
+    """How JavaScript's String(number) writes a value (the widgets store metrics that way in data-value)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def metric(widget: Any, name: str) -> Any:
+    return widget.locator(f'[data-metric="{name}"]')
+
+
+def value(widget: Any, name: str) -> float:
+    return float(metric(widget, name).get_attribute("data-value"))
+
+
+def open_live(page: Any, path: str, widget_name: str) -> Any:
+    page.goto(path)
+    widget = page.locator(f'.sd-widget[data-widget="{widget_name}"]')
+    expect(widget.locator(".sd-chart .main-svg, table").first).to_be_visible()  # the build-time paint
+    status = page.locator("[data-sd-status]")
+    expect(status).to_have_attribute("data-sd-status", "ready", timeout=60_000)
+    expect(status).to_have_text(READY)
+    expect(widget).to_have_attribute("data-sd-live", "true", timeout=30_000)
+    return widget
+
+
+def renders(chart: Any) -> int:
+    return int(chart.get_attribute("data-sd-renders") or 0)
+
+
+# Correct -------------------------------------------------------------------------------------------------------
+
+
+def test_correct_presets_and_sliders_redraw_and_keep_the_identity(page: Any) -> None:
+    widget = open_live(page, "correct/", "correct-split")
+    paper = native("correct.split", preset="paper")
+    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", js_number(paper["metrics"]["accept-rate"]))
+
+    proof = widget.locator(".sd-chart").nth(1)
+    before = renders(proof)
+    widget.get_by_role("button", name="Disjoint supports").click()
+    expect(widget.get_by_role("button", name="Disjoint supports")).to_have_attribute("aria-pressed", "true")
+    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", "0")
+    assert renders(proof) > before
+
+    # Keyboard: four steps of 0.05 on the blend slider; the numbers come from Python in the page.
+    blend = widget.get_by_label("Blend draft toward target")
+    blend.focus()
+    for _ in range(4):
+        blend.press("ArrowRight")
+    moved = native("correct.split", preset="disjoint", blend=0.2)["metrics"]
+    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", js_number(moved["accept-rate"]))
+    expect(metric(widget, "reject-rate")).to_have_attribute("data-value", js_number(moved["reject-rate"]))
+    # The stacked picture's claim, checked by Python for the reader's current pair.
+    assert value(widget, "identity-gap") <= 1e-12
+
+
+def test_correct_sample_button_runs_the_real_round_in_the_browser(page: Any) -> None:
+    """10,000 rounds at the paper's pair: TV <= tv_bound(10_000, 3) ~ 0.041, and equal to the native run."""
+    widget = open_live(page, "correct/", "correct-split")
+    n = 10_000
+    widget.get_by_role("button", name="Sample 10,000 rounds").click()
+    expect(metric(widget, "tv-distance")).to_have_attribute("data-value", re.compile(r"\d"), timeout=60_000)
+    tv = value(widget, "tv-distance")
+    assert tv <= tv_bound(n, 3)
+    expected = native("correct.sample", p=P, q=Q, n=n, seed=0)["metrics"]
+    assert tv == pytest.approx(expected["tv-distance"], abs=1e-12)
+    assert value(widget, "p-value") == pytest.approx(expected["p-value"], abs=1e-12)
+    expect(metric(widget, "exact")).to_have_attribute("data-value", js_number(expected["exact"]))
+    expect(widget.locator(".sd-chart").nth(2)).to_be_visible()
+    # Changing the pair makes the sample stale: its metrics are cleared, not left standing for another pair.
+    widget.get_by_role("button", name="One-hot draft").click()
+    expect(metric(widget, "tv-distance")).not_to_have_attribute("data-value", re.compile(r"."))
+
+
+# Bonus ---------------------------------------------------------------------------------------------------------
+
+
+def test_bonus_sliders_change_the_figure_metrics_and_url(page: Any) -> None:
+    widget = open_live(page, "bonus/", "bonus-sim")
+    theory_metric = metric(widget, "tokens-per-pass-theory")
+    expect(theory_metric).to_have_attribute("data-value", js_number(theory.expected_tokens(0.8, 4)))
+    counts = widget.locator(".sd-chart").first
+    before = renders(counts)
+
+    gamma = widget.get_by_label(GAMMA_LABEL)
+    gamma.focus()
+    gamma.press("ArrowRight")
+    expect(theory_metric).to_have_attribute("data-value", js_number(round(theory.expected_tokens(0.8, 5), 12)))
+    assert renders(counts) > before
+    expect(page).to_have_url(re.compile(r"gamma=5"))
+    simulated = native("bonus.simulate", alpha=0.8, gamma=5, rounds=2000, seed=0)["metrics"]
+    expect(metric(widget, "tokens-per-pass")).to_have_attribute("data-value", js_number(simulated["tokens-per-pass"]))
+    # 4 standard errors of the mean of 2,000 rounds (variance of the capped geometric law).
+    gap = abs(value(widget, "tokens-per-pass") - value(widget, "tokens-per-pass-theory"))
+    assert gap <= 4 * simulated["tokens-per-pass-se"]
+
+    # alpha = 0: every first draft is rejected; one token (the correction) per pass, never a bonus.
+    alpha = widget.get_by_label(ALPHA_LABEL)
+    alpha.focus()
+    alpha.press("Home")
+    expect(metric(widget, "tokens-per-pass")).to_have_attribute("data-value", "1")
+    expect(metric(widget, "bonus-share")).to_have_attribute("data-value", "0")
+
+
+def test_bonus_url_state_is_clamped_with_a_notice(page: Any) -> None:
+    widget = open_live(page, "bonus/?gamma=99&alpha=0.5", "bonus-sim")
+    expect(widget.locator(".sd-notice")).to_contain_text("gamma 99 is out of range; clamped to 8")
+    expect(widget.get_by_label(GAMMA_LABEL)).to_have_value("8")
+    expected = round(theory.expected_tokens(0.5, 8), 12)
+    expect(metric(widget, "tokens-per-pass-theory")).to_have_attribute("data-value", js_number(expected))
+
+
+# Why it is exact -----------------------------------------------------------------------------------------------
+
+
+def test_exact_check_tables_are_computed_for_the_readers_weights(page: Any) -> None:
+    widget = open_live(page, "exactness/", "exact-check")
+    expect(metric(widget, "exact")).to_have_attribute("data-value", "1")
+    expect(widget.locator(".sd-cbe-check--ok")).to_have_count(12)
+
+    widget.get_by_label("Target weight C").fill("0")
+    widget.get_by_label("Target weight C").press("Tab")  # a number input commits on change
+    expected = native("exactness.check", p=[8, 7, 0], q=[1, 1, 3], gamma=2)
+    cells = expected["metrics"]["cells-checked"]
+    expect(metric(widget, "cells-checked")).to_have_attribute("data-value", js_number(cells))
+    expect(widget.locator(".sd-cbe-check--ok")).to_have_count(cells)
+    expect(widget.locator(".sd-cbe-check--bad")).to_have_count(0)
+    expect(widget.locator("tbody").first).to_contain_text(expected["position"][0]["emitted"])
+
+    widget.get_by_label(GAMMA_LABEL).focus()
+    widget.get_by_label(GAMMA_LABEL).press("End")  # gamma = 4: more branches, same verdict
+    expect(widget.get_by_label(GAMMA_LABEL)).to_have_value("4")
+    expect(metric(widget, "exact")).to_have_attribute("data-value", "1")
+
+
+def test_broken_variants_fail_the_test_and_the_real_round_passes(page: Any) -> None:
+    """Each sample has n = 10,000 over 3 tokens: an exact round stays within tv_bound ~ 0.041; the broken one is
+    0.0875 away from p exactly, so its sample lies beyond that bound and the chi-square p-value is below 1e-6."""
+    widget = open_live(page, "exactness/", "exact-broken")
+    n = 10_000
+    chart = widget.locator(".sd-chart")
+    before = renders(chart)
+    widget.get_by_label("Implementation", exact=True).select_option("correct-from-p")
+    expected = native("exactness.broken", variant="correct-from-p", p=P, q=Q)["metrics"]["exact-tv"]
+    expect(metric(widget, "exact-tv")).to_have_attribute("data-value", js_number(expected))
+    assert renders(chart) > before
+    sample = widget.get_by_role("button", name="Sample 10,000 rounds")
+    sample.click()
+    expect(metric(widget, "exact")).to_have_attribute("data-value", "0", timeout=60_000)
+    assert value(widget, "tv-distance") > tv_bound(n, 3)
+    assert value(widget, "p-value") < 1e-6
+
+    widget.get_by_label("Implementation", exact=True).select_option("exact")
+    expect(metric(widget, "exact-tv")).to_have_attribute("data-value", "0")
+    sample.click()
+    expect(metric(widget, "tv-distance")).to_have_attribute("data-value", re.compile(r"\d"), timeout=60_000)
+    assert value(widget, "tv-distance") <= tv_bound(n, 3)
+
+
+# All three ------------------------------------------------------------------------------------------------------
+
+
+def test_instant_navigation_between_the_pages_keeps_widgets_live(page: Any) -> None:
+    open_live(page, "correct/", "correct-split")
+    page.evaluate("window.__sameDocument = true")
+    page.get_by_role("link", name="Bonus").first.click()
+    expect(page.locator('.sd-widget[data-widget="bonus-sim"]')).to_have_attribute("data-sd-live", "true")
+    page.get_by_role("link", name="Why it is exact").first.click()
+    for name in ("exact-check", "exact-broken"):
+        expect(page.locator(f'.sd-widget[data-widget="{name}"]')).to_have_attribute("data-sd-live", "true")
+    assert page.evaluate("window.__sameDocument") is True
+
+
+@pytest.mark.parametrize(
+    ("path", "widget"), [("correct/", "correct-split"), ("bonus/", "bonus-sim"), ("exactness/", "exact-broken")]
+)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_serious_accessibility_violations(page: Any, path: str, widget: str, scheme: str) -> None:
+    open_live(page, path, widget)
+    if scheme == "dark":
+        before = page.evaluate("document.body.dataset.mdColorScheme")
+        page.locator("label.md-header__button[for^='__palette']:visible").click()
+        page.wait_for_function(f"document.body.dataset.mdColorScheme !== {json.dumps(before)}")
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("async () => (await axe.run(document.querySelector('.md-content'))).violations")
+    serious = [
+        f"{v['id']}: {v['help']} ({len(v['nodes'])} nodes)" for v in found if v["impact"] in ("serious", "critical")
+    ]
+    assert not serious, serious
