@@ -136,6 +136,14 @@ SDLab.register("tuning-policies", {
         setRunning(false);
       }
     }
+    // Python's first call trains the n-gram models (a second or two in the browser): do it as soon as Python is up,
+    // so Run starts at once. The build-time numbers stay on screen; the same seed run live gives the same ones.
+    ctx.ready.then(
+      () => ctx.call("tuning.policies", { tokens: 1, seed: 0 }).then(() => {
+        if (status.dataset.state === "idle") status.textContent = "Python is ready: press Run for a live run.";
+      }),
+      () => {},
+    ).catch(() => {});
     return () => current?.stop();
   },
 });
