@@ -709,16 +709,18 @@ def lab3d_figure(points: Sequence[dict[str, Any]], *, rounds: int, gamma: int) -
     for kind, (name, colour, symbol) in LAB3D_KINDS.items():
         group = [point for point in points if point["kind"] == kind]
         # Every kind keeps its legend entry, even when this run has none of it: the legend is the key to the
-        # chart, and entries that come and go with a slider would move the others around.
+        # chart, and entries that come and go with a slider would move the others around. Plotly leaves a trace
+        # without points out of the legend, so an absent kind gets one point at null, which draws nothing.
+        empty = not group
         data.append(
             {
                 "type": "scatter3d",
                 "mode": "markers",
                 "name": name,
-                "x": [point["round"] for point in group],
-                "y": [point["position"] for point in group],
-                "z": [point["z"] for point in group],
-                "text": [point["text"] for point in group],
+                "x": [None] if empty else [point["round"] for point in group],
+                "y": [None] if empty else [point["position"] for point in group],
+                "z": [None] if empty else [point["z"] for point in group],
+                "text": [""] if empty else [point["text"] for point in group],
                 "hovertemplate": "%{text}<extra></extra>",
                 "marker": {"color": colour, "symbol": symbol, "size": 6 if kind == "discarded" else 7},
                 "showlegend": True,

@@ -25,7 +25,9 @@ def markers(result: dict[str, Any]) -> dict[str, list[tuple[float, float, float]
     out: dict[str, list[tuple[float, float, float]]] = {}
     for trace in result["figure"]["data"]:
         if trace["mode"] == "markers":
-            out[names[trace["name"]]] = list(zip(trace["x"], trace["y"], trace["z"], strict=True))
+            drawn = zip(trace["x"], trace["y"], trace["z"], strict=True)
+            # A kind absent from the run keeps its legend entry through one point at null (nothing drawn).
+            out[names[trace["name"]]] = [point for point in drawn if point != (None, None, None)]
     return out
 
 

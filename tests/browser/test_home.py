@@ -1,0 +1,179 @@
+"""The home page: hero, the 3D lab (Python in the worker, WebGL chart), its controls, URL state and theme.
+
+Expected numbers come from the same handler (``lab3d.run``) run natively with the same arguments: the browser's
+Python must reproduce them exactly, seed for seed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from specdec_core import figures, web
+
+pytestmark = pytest.mark.browser
+
+READY = "Ready: target context synchronized"
+RUN = {"rounds": 300, "shown": 16}  # the page's run, as in docs/index.md
+# Waits on Python's answers: generous, because a busy test machine can take seconds per worker call.
+LIVE = 60_000
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def native(**args: Any) -> dict[str, Any]:
+    full = {"gamma": 4, "alpha": 0.8, "cost": 0.05, "seed": 0, **RUN, **args}
+    result: dict[str, Any] = json.loads(web.call("lab3d.run", json.dumps(full)))
+    return result
+
+
+def js_number(value: float) -> str:
+    """How JavaScript's String() writes a JSON number: both languages print the shortest round-trip digits."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def expect_metrics(lab: Any, metrics: dict[str, float]) -> None:
+    for name in ("target-calls-saved", "relative-latency", "discarded-fraction"):
+        for key in (name, f"{name}-theory"):
+            metric = lab.locator(f'[data-metric="{key}"]')
+            expect(metric).to_have_attribute("data-value", js_number(metrics[key]), timeout=LIVE)
+
+
+def open_home(page: Any, query: str = "") -> Any:
+    page.goto(query)
+    status = page.locator("[data-sd-status]")
+    expect(status).to_have_attribute("data-sd-status", "ready", timeout=LIVE)
+    lab = page.locator('.sd-widget[data-widget="lab3d"]')
+    expect(lab).to_have_attribute("data-sd-live", "true", timeout=LIVE)
+    return lab
+
+
+def scene_colours(page: Any) -> list[str]:
+    return page.evaluate(
+        """() => {
+            const scene = document.querySelector('.sd-lab3d .sd-chart')._fullLayout.scene;
+            return [scene.xaxis.gridcolor, scene.zaxis.tickfont.color, scene.yaxis.title.font.color];
+        }"""
+    )
+
+
+def test_home_is_ready_with_the_hero_and_a_live_3d_lab(page: Any) -> None:
+    lab = open_home(page)
+    expect(page.get_by_role("heading", level=1)).to_contain_text(
+        "Draft fast. Verify once. Keep the exact distribution."
+    )
+    expect(page.get_by_role("link", name="Open the Playground")).to_be_visible()
+
+    # The single status element reads ready; the lab's caption mirrors it without a second [data-sd-status].
+    expect(page.locator("[data-sd-status]")).to_have_text(READY)
+    expect(page.locator("[data-sd-status]")).to_have_count(1)
+    expect(lab.locator(".sd-lab3d__caption")).to_contain_text(READY)
+    expect(lab.locator(".sd-lab3d__caption")).to_contain_text("Drag to orbit")
+
+    # A WebGL scene with every token kind in the legend, and metrics equal to the native run's.
+    chart = lab.locator(".sd-chart")
+    expect(chart.locator("canvas").first).to_be_visible()
+    for name, _, _ in figures.LAB3D_KINDS.values():
+        expect(chart.locator(".legendtext", has_text=name)).to_have_count(1)
+    expected = native()
+    expect_metrics(lab, expected["metrics"])
+    expect(lab.locator(".sd-lab3d__summary")).to_have_text(expected["summary"], timeout=LIVE)
+
+    # The same rounds as a table, for keyboards and screen readers.
+    lab.get_by_text("The rounds in the chart, as a table").click()
+    expect(lab.locator(".sd-lab3d__table tbody tr")).to_have_count(16)
+    expect(lab.locator(".sd-lab3d__table tbody tr").first).to_contain_text(expected["table"][0]["final"])
+
+
+def test_alpha_slider_changes_the_figure_and_the_metrics(page: Any) -> None:
+    lab = open_home(page)
+    chart = lab.locator(".sd-chart")
+    expect_metrics(lab, native()["metrics"])
+    renders = int(chart.get_attribute("data-sd-renders") or 0)
+    before = page.evaluate("() => JSON.stringify(document.querySelector('.sd-lab3d .sd-chart').data)")
+
+    slider = lab.get_by_label("Agreement rate \u03b1")
+    slider.focus()
+    for _ in range(30):
+        slider.press("ArrowLeft")  # 0.80 -> 0.50, one step of 0.01 at a time
+    expect_metrics(lab, native(alpha=0.5)["metrics"])
+    assert int(chart.get_attribute("data-sd-renders") or 0) > renders
+    after = page.evaluate("() => JSON.stringify(document.querySelector('.sd-lab3d .sd-chart').data)")
+    assert after != before
+    expect(page).to_have_url(re.compile(r"[?&]alpha=0\.5(&|$)"))
+
+
+def test_url_round_trip_and_clamping(page: Any) -> None:
+    lab = open_home(page, "?gamma=99&alpha=0.35&cost=-2&seed=7")
+    expect(lab.get_by_text("gamma 99 is out of range; clamped to 8")).to_be_visible()
+    expect(lab.get_by_text("cost -2 is out of range; clamped to 0")).to_be_visible()
+    expect(lab.get_by_label("Proposal length \u03b3")).to_have_value("8")
+    expect(lab.get_by_label("Draft cost c")).to_have_value("0")
+    expected = native(gamma=8, alpha=0.35, cost=0, seed=7)["metrics"]
+    expect_metrics(lab, expected)
+
+    # The page rewrites the query with the clamped values; that link reproduces the same run, with no notice.
+    expect(page).to_have_url(re.compile(r"gamma=8"))
+    lab = open_home(page, page.url)
+    expect(lab.locator(".sd-notice")).to_have_count(0)
+    expect_metrics(lab, expected)
+
+
+def test_step_explains_one_round_and_reset_starts_over(page: Any) -> None:
+    lab = open_home(page, "?seed=3")
+    latest = lab.locator(".sd-lab3d__latest")
+    lab.get_by_role("button", name="Reset", exact=True).click()
+    expect(latest).to_have_text(native(seed=3, rounds=1, shown=1, pending=True)["latest"], timeout=LIVE)
+    lab.get_by_role("button", name="Step", exact=True).click()
+    expect(latest).to_have_text(native(seed=3, rounds=1, shown=1)["latest"], timeout=LIVE)
+    lab.get_by_role("button", name="Step", exact=True).click()
+    expect(latest).to_have_text(native(seed=3, rounds=2, shown=2, pending=True)["latest"], timeout=LIVE)
+    lab.get_by_role("button", name="Step", exact=True).click()
+    expect(latest).to_have_text(native(seed=3, rounds=2, shown=2)["latest"], timeout=LIVE)
+    # The newest round waits as drafted between its two half-steps: the legend shows that state too.
+    lab.get_by_role("button", name="Step", exact=True).click()
+    expect(latest).to_have_text(native(seed=3, rounds=3, shown=3, pending=True)["latest"], timeout=LIVE)
+    drafted = figures.LAB3D_KINDS["drafted"][0]
+    expect(lab.locator(".legendtext", has_text=drafted)).to_have_count(1)
+
+
+def test_run_replays_every_round(page: Any) -> None:
+    lab = open_home(page)
+    lab.get_by_role("button", name="Run", exact=True).click()
+    expect(lab.get_by_role("button", name="Stop", exact=True)).to_be_visible()
+    # The replay ends on the last shown round, checked; the button reads Run again.
+    expect(lab.get_by_role("button", name="Run", exact=True)).to_be_visible(timeout=LIVE)
+    expect(lab.locator(".sd-lab3d__latest")).to_have_text(native()["latest"], timeout=LIVE)
+
+
+def test_theme_toggle_restyles_the_3d_scene(page: Any) -> None:
+    lab = open_home(page)
+    expect(lab.locator(".sd-chart")).to_have_attribute("data-sd-renders", re.compile(r"\d+"), timeout=LIVE)
+    before = scene_colours(page)
+    legend = lab.locator(".legendtext").first
+    legend_fill = legend.evaluate("el => getComputedStyle(el).fill")
+    page.locator("label.md-header__button[for^='__palette']:visible").click()
+    page.wait_for_function(
+        "before => { const s = document.querySelector('.sd-lab3d .sd-chart')._fullLayout.scene;"
+        " return s.xaxis.gridcolor !== before[0] && s.zaxis.tickfont.color !== before[1]; }",
+        arg=before,
+        timeout=LIVE,
+    )
+    after = scene_colours(page)
+    assert after[2] != before[2]  # axis titles too
+    expect(legend).not_to_have_css("fill", legend_fill)
+
+
+def test_no_serious_accessibility_findings(page: Any) -> None:
+    open_home(page)
+    page.add_script_tag(path=str(AXE))
+    violations = page.evaluate(
+        """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+            .filter(v => ['serious', 'critical'].includes(v.impact))
+            .map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"""
+    )
+    assert violations == []
