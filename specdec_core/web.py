@@ -1215,6 +1215,7 @@ class _PlaygroundRun:
         self.cum_accepted, self.cum_drafted, self.cum_expected = [0], [0], [0.0]  # prefix sums, per round
         self.changes: list[tuple[int, str]] = []
         self.recent: list[tuple[int, float, steps.Round]] = []  # (round number, quality, round)
+        self.replayed = False  # rebuilt from the seed and the history by the last call (state was not at hand)
 
     def play(self, quality: float, gamma: int, rounds: int) -> None:
         if self.history and self.history[-1][:2] == [quality, gamma]:
@@ -1296,6 +1297,7 @@ def _pg_session(session: str, seed: int, history: list[list[float | int]]) -> _P
         run = _PlaygroundRun(seed)
         for quality, gamma, rounds in history:
             run.play(float(quality), int(gamma), int(rounds))
+        run.replayed = bool(history)
     _PG_SESSIONS[session] = run  # most recently used last
     while len(_PG_SESSIONS) > _PG_MAX_SESSIONS:
         del _PG_SESSIONS[next(iter(_PG_SESSIONS))]
@@ -1395,6 +1397,7 @@ def _playground_run(
     c = check_cost(cost)
     s = _pg_count(seed, "seed", 2**31 - 1)
     run = _pg_session(str(session), s, _pg_history(history))
+    replayed, run.replayed = run.replayed, False
     run.play(q, g, _pg_count(rounds, "rounds", 5000))
 
     n, done = run.emitted, run.rounds
@@ -1499,6 +1502,7 @@ def _playground_run(
         "stream": _pg_stream(run),
         "explanation": _pg_explain(*run.recent[-1][::2]) if run.recent else None,
         "history": run.history,
+        "replayed": replayed,
         "settings": {"quality": q, "gamma": g, "cost": c, "seed": s},
     }
 

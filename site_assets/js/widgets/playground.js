@@ -1,0 +1,385 @@
+// Widget "playground": speculative decoding on the 24-word quality pair, played round by round in the worker.
+//
+//   <div class="sd-widget" data-widget="playground">
+//   <script type="application/json">{"handler": "playground.run", "args": {...}, "runRounds": 2000,
+//     "experiments": [{"title", "predict", "look", "set": {"quality", "gamma"}, "reset": bool}, ...]}</script>
+//   </div>
+//
+// All the numbers come from specdec_core.web "playground.run". A run lives in the worker under a session id and
+// is described by its seed and a history of [quality, gamma, rounds] segments, which this widget keeps and sends
+// with every call; the worker replays it from the seed if it has lost the state (Retry). Calls go through one
+// queue, so a slider refresh can never overtake a Step and undo it. Run advances the same run by chunks sized
+// to take about 25 ms each, painting between them, until 2,000 more rounds are played or Stop is pressed.
+
+const HANDLER = "playground.run";
+const EVENT = "sd-playground"; // document event carrying each result to the takeaway widget (playground-takeaway.js)
+const CHART_GAP = 300; // ms between chart redraws while a Run streams
+
+const fmt = (digits) => (v) => (typeof v === "number" ? v.toFixed(digits) : "—");
+const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
+
+function qualityText(v) {
+  if (v <= 0.05) return `${v.toFixed(2)} · random guesser`;
+  if (v >= 1) return "1.00 · matches target";
+  if (v < 0.4) return `${v.toFixed(2)} · weak`;
+  if (v < 0.75) return `${v.toFixed(2)} · fair`;
+  return `${v.toFixed(2)} · good`;
+}
+
+function gammaText(v) {
+  if (v <= 1) return "1 · cautious";
+  if (v >= 8) return "8 · greedy guesses";
+  return String(v);
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function output(metric, className = "") {
+  const out = el("output", className);
+  out.dataset.metric = metric;
+  out.setAttribute("aria-live", "polite");
+  out.textContent = "—";
+  return out;
+}
+
+// A metric tile: label, the measured value, and a line under it ("theory …").
+function tile(label, main, ...below) {
+  const root = el("div", "sd-metric sd-pg-metric");
+  const dt = el("dt", "", label);
+  const dd = el("dd");
+  dd.append(main);
+  const sub = el("span", "sd-pg-metric__sub");
+  sub.append(...below);
+  root.append(dt, dd, sub);
+  return root;
+}
+
+function legend() {
+  const root = el("ul", "sd-pg-legend");
+  root.setAttribute("aria-label", "Legend of the token stream");
+  const items = [
+    ["accepted", "accepted (draft agreed)"],
+    ["rejected", "rejected"],
+    ["correction", "→ resampled (correction)"],
+    ["discarded", "discarded (after the rejection)"],
+    ["bonus", "bonus token (all accepted)"],
+  ];
+  for (const [kind, text] of items) {
+    const li = el("li");
+    li.append(el("span", `sd-token sd-token--${kind}`, kind === "correction" ? "dog" : "cat"), " ", text);
+    root.append(li);
+  }
+  return root;
+}
+
+SDLab.register("playground", {
+  mount(root, ctx) {
+    const settings = ctx.settings;
+    const defaults = settings.args || {};
+    const runRounds = settings.runRounds || 2000;
+    const spec = {
+      quality: { min: 0, max: 1, step: 0.05, value: defaults.quality ?? 0.85 },
+      gamma: { min: 1, max: 8, step: 1, value: defaults.gamma ?? 4 },
+      cost: { min: 0, max: 1, step: 0.01, value: defaults.cost ?? 0.05 },
+      seed: { min: 0, max: 2 ** 31 - 1, step: 1, value: defaults.seed ?? 0 },
+    };
+    const start = ctx.url.read(spec);
+
+    // --- controls ---
+    const quality = ctx.slider({ key: "quality", label: "Draft quality", ...spec.quality, value: start.quality, format: qualityText });
+    const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", ...spec.gamma, value: start.gamma, format: gammaText });
+    const cost = ctx.slider({ key: "cost", label: "Draft cost c", ...spec.cost, value: start.cost, format: (v) => `${v.toFixed(2)} × target pass` });
+    const seed = ctx.number({ key: "seed", label: "Seed", ...spec.seed, value: start.seed });
+    const controls = el("div", "sd-pg-controls");
+    controls.append(quality.root, gamma.root, cost.root, seed.root);
+
+    const runButton = ctx.button("Run", () => (task ? task.stop() : run(runRounds)));
+    runButton.classList.add("md-button--primary");
+    const stepButton = ctx.button("Step", () => step());
+    const resetButton = ctx.button("Reset", () => reset());
+    const buttons = el("div", "sd-pg-buttons");
+    const runNote = el("span", "sd-pg-runnote", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
+    buttons.append(runButton, stepButton, resetButton, runNote);
+
+    const explain = el("p", "sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
+    explain.setAttribute("aria-live", "polite");
+    explain.setAttribute("role", "status");
+
+    // --- metrics ---
+    const metrics = el("dl", "sd-metrics sd-pg-metrics");
+    const sd = el("span", "sd-pg-sd");
+    metrics.append(
+      tile("Draft accept rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
+      tile("Tokens / target pass", output("tokens-per-pass"), "theory ", output("tokens-per-pass-theory")),
+      tile("Speedup (cost c)", output("speedup"), "theory ", output("speedup-theory")),
+      tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
+      tile("Output = target?", output("exact", "sd-pg-exact"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
+    );
+    const theoryNote = el(
+      "p",
+      "sd-pg-caption",
+      "Theory here is exact for the rounds you played: this pair's acceptance depends on the previous word, so " +
+        "each round adds its expected accepted count given the word it started from (± one standard deviation of " +
+        "the whole run). Speedup is tokens ÷ (passes + c × drafted): one target pass is the time unit.",
+    );
+
+    // --- token stream ---
+    const streamHead = el("p", "sd-pg-streamhead", "No rounds yet.");
+    const stream = el("div", "sd-pg-stream");
+    stream.setAttribute("role", "group");
+    stream.setAttribute("aria-label", "Token stream of the last rounds");
+
+    // --- charts ---
+    const windowChart = ctx.chart("Line chart: draft accept rate over the last 50 rounds, played and theory");
+    const acceptedChart = ctx.chart("Bar chart: share of rounds by drafts accepted, played and theory");
+    const distChart = ctx.chart("Bar chart: target distribution, emitted output and draft distribution per word");
+    const chartRow = el("div", "sd-pg-charts");
+    chartRow.append(windowChart, acceptedChart);
+    const distCaption = el(
+      "p",
+      "sd-pg-caption",
+      "Like with like: the target's and the draft's rows are averaged over the words each output token followed, " +
+        "so the bars match the output only if the output follows the target. The check above tests it per " +
+        "context: for each previous word, the words that came next against the target's row there (Pearson's " +
+        "χ², cells expected to hold under 5 tokens pooled; the degrees of freedom add up over contexts). A verdict " +
+        "needs 100 tokens; p below 0.001 would say the output is not the target's.",
+    );
+
+    // --- predict, then test ---
+    const experiments = el("section", "sd-pg-experiments");
+    experiments.setAttribute("aria-label", "Predict, then test");
+    experiments.append(el("h3", "", "Predict, then test"));
+    const cards = el("div", "sd-pg-cards");
+    for (const exp of settings.experiments || []) {
+      const card = el("div", "sd-pg-card");
+      card.append(el("h4", "", exp.title), el("p", "sd-pg-predict", exp.predict));
+      const look = el("details");
+      look.append(el("summary", "", "What to look for"), el("p", "", exp.look));
+      const go = ctx.button(exp.button || `Try: ${exp.title}`, () => experiment(exp));
+      go.dataset.experiment = exp.id || "";
+      card.append(go, look);
+      cards.append(card);
+    }
+    experiments.append(cards);
+
+    root.append(
+      controls,
+      buttons,
+      explain,
+      metrics,
+      theoryNote,
+      legend(),
+      streamHead,
+      stream,
+      chartRow,
+      distChart,
+      distCaption,
+      experiments,
+    );
+
+    // --- state ---
+    let session = newSession();
+    let history = [];
+    let task = null;
+    let queue = Promise.resolve();
+    let refreshQueued = false;
+    let frame = null; // pending chart redraw (a timeout id)
+    let lastDraw = 0;
+    let latest = null;
+    const tokenWords = (tokens) => tokens.map(([w]) => w).join(" ");
+
+    function newSession() {
+      return `pg-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    }
+
+    function values() {
+      return { quality: quality.value, gamma: gamma.value, cost: cost.value, seed: Math.round(seed.value) || 0 };
+    }
+
+    function args(rounds) {
+      return { ...values(), rounds, session, history };
+    }
+
+    // Every call runs after the previous one, with the history as it stands then.
+    function enqueue(rounds, options = {}) {
+      const next = queue.then(() => ctx.call(HANDLER, args(rounds), options)).then((result) => {
+        history = result.history;
+        paint(result);
+        return result;
+      });
+      queue = next.catch(() => {});
+      return next;
+    }
+
+    function refresh() {
+      if (refreshQueued || task) return;
+      refreshQueued = true;
+      queue = queue.then(() => {
+        refreshQueued = false;
+        return enqueue(0).catch(() => {});
+      });
+    }
+
+    // Charts are the costly part of a paint (Plotly lays out SVG text on the main thread), so while a Run streams
+    // they redraw at most every CHART_GAP ms, the worker computing the next chunk meanwhile; metrics and the
+    // token stream update on every chunk. Outside a Run a change redraws at the next frame.
+    function scheduleCharts() {
+      if (frame !== null) return;
+      const wait = task ? Math.max(0, lastDraw + CHART_GAP - performance.now()) : 0;
+      frame = setTimeout(() => requestAnimationFrame(paintCharts), wait);
+    }
+
+    function paintCharts() {
+      frame = null;
+      const result = latest;
+      if (!result) return;
+      const figs = result.figures;
+      ctx.render(windowChart, figs.window);
+      ctx.render(acceptedChart, figs.accepted);
+      ctx.render(distChart, figs.distributions);
+      document.dispatchEvent(new CustomEvent(EVENT, { detail: { figure: figs.takeaway, settings: result.settings } }));
+      lastDraw = performance.now();
+    }
+
+    function paint(result) {
+      const m = result.metrics;
+      const three = fmt(3);
+      ctx.setMetric("accept-rate", m["accept-rate"] ?? "", three(m["accept-rate"]));
+      ctx.setMetric("accept-rate-theory", m["accept-rate-theory"], three(m["accept-rate-theory"]));
+      sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
+      ctx.setMetric("tokens-per-pass", m["tokens-per-pass"] ?? "", fmt(2)(m["tokens-per-pass"]));
+      ctx.setMetric("tokens-per-pass-theory", m["tokens-per-pass-theory"], fmt(2)(m["tokens-per-pass-theory"]));
+      ctx.setMetric("speedup", m.speedup ?? "", m.speedup !== undefined ? `${m.speedup.toFixed(2)}×` : "—");
+      ctx.setMetric("speedup-theory", m["speedup-theory"], `${m["speedup-theory"].toFixed(2)}×`);
+      ctx.setMetric("tokens-emitted", m["tokens-emitted"], int(m["tokens-emitted"]));
+      ctx.setMetric("rounds", m.rounds, int(m.rounds));
+      ctx.setMetric("tv-distance", m["tv-distance"] ?? "", fmt(3)(m["tv-distance"]));
+      ctx.setMetric("tv-noise", m["tv-noise"] ?? "", fmt(3)(m["tv-noise"]));
+      ctx.setMetric("p-value", m["p-value"] ?? "", m["p-value"] !== undefined ? m["p-value"].toFixed(3) : "—");
+      const exact = root.querySelector('[data-metric="exact"]');
+      exact.dataset.state = result.verdict.state;
+      ctx.setMetric("exact", m.exact ?? "", result.verdict.text);
+
+      renderStream(result.stream, m.rounds);
+      if (result.explanation && result.stream.length) explain.textContent = result.explanation;
+      else if (!m.rounds) explain.textContent = "No rounds yet: press Step to play one round and read what happened, or Run to stream many.";
+
+      latest = result;
+      scheduleCharts();
+    }
+
+    function renderStream(rounds, total) {
+      stream.replaceChildren();
+      for (const r of rounds) {
+        const group = el("span", "sd-pg-round");
+        group.title = `Round ${r.round}: γ = ${r.gamma}, draft quality ${r.quality}`;
+        group.append(el("span", "sd-pg-round__n", String(r.round)));
+        for (const [word, kind] of r.tokens) {
+          const token = el("span", `sd-token sd-token--${kind}`, word);
+          token.title = kind;
+          group.append(token);
+        }
+        group.setAttribute("aria-label", `Round ${r.round}: ${r.tokens.map(([w, k]) => `${w} ${k}`).join(", ")}`);
+        stream.append(group);
+      }
+      streamHead.textContent = total
+        ? `Showing the last ${rounds.length} of ${total.toLocaleString("en")} rounds (${tokenWords(rounds.at(-1).tokens)} …).`
+        : "No rounds yet.";
+    }
+
+    function writeUrl() {
+      ctx.url.write(values());
+    }
+
+    async function run(total) {
+      task = ctx.task();
+      const signal = task.signal;
+      runButton.textContent = "Stop";
+      root.dataset.sdRunning = "true";
+      let left = total;
+      let chunk = 10;
+      try {
+        await ctx.ready;
+        while (left > 0 && !signal.aborted) {
+          const n = Math.min(chunk, left);
+          const t0 = performance.now();
+          await enqueue(n, { signal });
+          left -= n;
+          // Size the next chunk so one call takes about 25 ms, whatever the machine and gamma.
+          const took = Math.max(1, performance.now() - t0);
+          chunk = Math.max(5, Math.min(250, Math.round((n * 25) / took)));
+        }
+      } catch (err) {
+        if (err?.name !== "AbortError") throw err;
+      } finally {
+        task = null;
+        if (latest) {
+          clearTimeout(frame);
+          frame = null;
+          scheduleCharts(); // the final state, drawn at once
+        }
+        runButton.textContent = "Run";
+        delete root.dataset.sdRunning;
+      }
+    }
+
+    async function stopRun() {
+      if (!task) return;
+      task.stop();
+      await queue;
+    }
+
+    async function step() {
+      await stopRun();
+      await ctx.ready;
+      await enqueue(1).catch(() => {});
+    }
+
+    async function reset() {
+      await stopRun();
+      session = newSession();
+      history = [];
+      explain.textContent = "Reset: a fresh run from the same seed.";
+      await ctx.ready;
+      await enqueue(0).catch(() => {});
+    }
+
+    async function experiment(exp) {
+      if (exp.reset) await stopRun();
+      if (exp.set.quality !== undefined) quality.value = exp.set.quality;
+      if (exp.set.gamma !== undefined) gamma.value = exp.set.gamma;
+      writeUrl();
+      if (exp.reset) {
+        session = newSession();
+        history = [];
+      }
+      // A running Run picks the new settings up at its next chunk: the run goes on, no reset.
+      if (!task) run(runRounds);
+    }
+
+    for (const control of [quality, gamma, cost]) {
+      control.input.addEventListener("input", () => {
+        writeUrl();
+        refresh();
+      });
+    }
+    seed.input.addEventListener("change", () => {
+      const clamped = Math.min(spec.seed.max, Math.max(0, Math.round(Number(seed.input.value) || 0)));
+      seed.value = clamped;
+      writeUrl();
+      reset();
+    });
+
+    if (ctx.initial) paint(ctx.initial);
+    writeUrl();
+    ctx.ready.then(() => enqueue(0).catch(() => {}), () => {});
+    return () => {
+      clearTimeout(frame);
+    };
+  },
+});
