@@ -34,7 +34,13 @@ SDLab.register("playground-takeaway", {
       if (s) note.textContent = `Marked: draft quality ${s.quality}, γ = ${s.gamma}. The star sits at the α this pair behaves like (the α whose formula gives its exact expected tokens per pass).`;
     };
     if (ctx.initial) show(ctx.initial.figures.takeaway, ctx.initial.settings);
-    const listener = (event) => show(event.detail.figure, event.detail.settings);
+    // Results that arrive once Python is ready come from live calls: the widget is live (the tests' data-sd-live).
+    let ready = false;
+    ctx.ready.then(() => (ready = true), () => {});
+    const listener = (event) => {
+      show(event.detail.figure, event.detail.settings);
+      if (ready) root.dataset.sdLive = "true";
+    };
     document.addEventListener(EVENT, listener);
     return () => {
       document.removeEventListener(EVENT, listener);
