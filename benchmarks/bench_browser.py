@@ -1,0 +1,354 @@
+"""The site in headless Chromium: start-up, slider latency, a 2,000-round Run, first-visit transfer. Nothing asserted.
+
+(a) Time to first chart (the first widget's build-time chart is in the page) and time to ready (``[data-sd-status]``
+    reads ready), from navigation start, on the home page and the Playground, each in a fresh browser context
+    (cold HTTP cache). The baseline is a bare page whose module worker loads the same vendored ``pyodide.mjs``,
+    runs ``1+1`` and posts ready; it lives in a temporary folder served beside the site, never in the site.
+    Medians of 5; the ratio is lab ready / bare ready. Aims: ready <= 1.15x bare, first chart within 0.5 s.
+(b) Slider input -> chart updated: the slider's value is set and an ``input`` event dispatched, and the clock stops
+    when a chart of the same widget counts one more redraw (``data-sd-renders``). 50 changes walking the slider
+    up and down, one at a time; median and p95. Aim: p95 <= 100 ms.
+(c) The Playground's Run (2,000 rounds per press, its ``runRounds`` setting): Reset, press Run, and time until the
+    run has ended (the widget drops ``data-sd-running``) and the rounds metric has grown by 2,000. Median of 5.
+(d) First-visit transfer of the home page: every response body the browser received (cold cache, until ready,
+    every widget live and the network idle), by kind and by file, with the gzip size a compressing host such as
+    GitHub Pages would send (``python -m http.server`` sends files as they are).
+
+Same Chromium and flags as the browser tests (tests/browser/conftest.py). The site must be built (``make site``;
+``make bench`` does it). Run alone with ``.venv/bin/python benchmarks/bench_browser.py``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import statistics
+import sys
+import tempfile
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Browser, Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+# One source for the browser, its flags and the site folder (site/, or $SD_SITE) shared with the browser tests.
+from conftest import CHROMIUM, CHROMIUM_FLAGS, SITE  # noqa: E402
+
+REPEATS = 5
+SLIDER_CHANGES = 50
+BENCH_PREFIX = "/__bench__/"
+BOOT_MS = 120_000
+ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
+
+# The bare baseline: Pyodide in a module worker and nothing else.
+BARE_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Bare Pyodide worker</title></head>
+<body><p>Bare Pyodide worker</p>
+<script type="module">
+  const worker = new Worker(new URL("bare-worker.js", import.meta.url), { type: "module" });
+  worker.onmessage = (event) => {
+    window.__sdBench.ready = performance.now();
+    document.body.dataset.ready = String(event.data);
+  };
+</script></body></html>
+"""
+BARE_WORKER = """import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
+const pyodide = await loadPyodide({ indexURL: new URL("../vendor/pyodide/", import.meta.url).href });
+self.postMessage(pyodide.runPython("1+1"));
+"""
+
+# Runs before any page script: stamps the first build-time chart and the ready status (ms since navigation start).
+MARKS = """(() => {
+  const marks = (window.__sdBench = { firstChart: null, ready: null });
+  const check = () => {
+    if (marks.firstChart === null && document.querySelector(".sd-widget .sd-chart .main-svg"))
+      marks.firstChart = performance.now();
+    if (marks.ready === null && document.querySelector('[data-sd-status="ready"]')) marks.ready = performance.now();
+  };
+  new MutationObserver(check).observe(document, {
+    subtree: true, childList: true, attributes: true, attributeFilter: ["data-sd-status"],
+  });
+})();"""
+
+# Walks a slider SLIDER_CHANGES steps (bouncing off its ends) and times each input -> next chart redraw.
+SLIDER_LATENCY = """async ([label, changes]) => {
+  const input = [...document.querySelectorAll(".sd-widget input[type=range]")]
+    .find((el) => el.labels[0] && el.labels[0].textContent.trim() === label);
+  if (!input) throw new Error(`no slider labelled ${label}`);
+  const widget = input.closest(".sd-widget");
+  const renders = () => [...widget.querySelectorAll(".sd-chart")]
+    .reduce((n, c) => n + Number(c.dataset.sdRenders || 0), 0);
+  const step = Number(input.step), min = Number(input.min), max = Number(input.max);
+  let direction = 1;
+  const times = [];
+  for (let i = 0; i < changes; i++) {
+    let next = Number(input.value) + direction * step;
+    if (next > max + 1e-9 || next < min - 1e-9) {
+      direction = -direction;
+      next = Number(input.value) + direction * step;
+    }
+    const before = renders();
+    const updated = new Promise((resolve) => {
+      const observer = new MutationObserver(() => {
+        if (renders() > before) { observer.disconnect(); resolve(true); }
+      });
+      observer.observe(widget, { subtree: true, attributes: true, attributeFilter: ["data-sd-renders"] });
+      setTimeout(() => { observer.disconnect(); resolve(false); }, 10000);
+    });
+    const t0 = performance.now();
+    input.value = String(next);
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    if (!(await updated)) throw new Error(`${label}: no chart redrew within 10 s of change ${i}`);
+    times.push(performance.now() - t0);
+  }
+  return times;
+}"""
+
+# Presses the Playground's Run and resolves when that run has ended: {ms, rounds played, tokens emitted}.
+RUN_ONCE = """async () => {
+  const widget = document.querySelector('.sd-widget[data-widget="playground"]');
+  const value = (name) => Number(widget.querySelector(`[data-metric="${name}"]`).dataset.value || 0);
+  const run = [...widget.querySelectorAll("button")].find((b) => b.textContent.trim() === "Run");
+  const rounds0 = value("rounds"), tokens0 = value("tokens-emitted");
+  const t0 = performance.now();
+  await new Promise((resolve) => {
+    let started = false;
+    const observer = new MutationObserver(() => {
+      if (widget.dataset.sdRunning) started = true;
+      else if (started) { observer.disconnect(); resolve(); }
+    });
+    observer.observe(widget, { attributes: true, attributeFilter: ["data-sd-running"] });
+    run.click();
+    if (widget.dataset.sdRunning) started = true;
+  });
+  const ms = performance.now() - t0;
+  // Metrics are written as each result arrives; the last result may paint a frame after the run flag drops.
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  return { ms, rounds: value("rounds") - rounds0, tokens: value("tokens-emitted") - tokens0 };
+}"""
+
+
+# --- server ---------------------------------------------------------------------------------------------------
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    bench_dir: Path
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def translate_path(self, path: str) -> str:
+        clean = path.split("?", 1)[0].split("#", 1)[0]
+        if clean.startswith(BENCH_PREFIX):
+            return str(self.bench_dir / clean[len(BENCH_PREFIX) :])
+        return super().translate_path(path)
+
+
+@contextmanager
+def serve() -> Iterator[str]:
+    """The built site at the root of a loopback server (as `make serve`), the bare page under /__bench__/."""
+    with tempfile.TemporaryDirectory(prefix="sd-bench-") as tmp:
+        bench_dir = Path(tmp)
+        (bench_dir / "bare.html").write_text(BARE_HTML, "utf-8")
+        (bench_dir / "bare-worker.js").write_text(BARE_WORKER, "utf-8")
+        handler = type("Handler", (_Handler,), {"bench_dir": bench_dir})
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(SITE)))
+        httpd.daemon_threads = True
+        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+
+
+@contextmanager
+def fresh_page(browser: Browser) -> Iterator[Page]:
+    """A new context per measurement: empty HTTP cache, nothing carried over."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.add_init_script(MARKS)
+        yield page
+    finally:
+        context.close()
+
+
+def wait_live(page: Page) -> None:
+    page.wait_for_function(
+        """() => document.querySelector('[data-sd-status="ready"]') &&
+            [...document.querySelectorAll('.md-content .sd-widget')].every((w) => w.dataset.sdLive === 'true')""",
+        timeout=BOOT_MS,
+    )
+
+
+# --- (a) start-up ---------------------------------------------------------------------------------------------
+
+
+def startup(browser: Browser, url: str) -> dict[str, float | None]:
+    with fresh_page(browser) as page:
+        page.goto(url)
+        page.wait_for_function("window.__sdBench.ready !== null", timeout=BOOT_MS)
+        marks: dict[str, float | None] = page.evaluate("window.__sdBench")
+    return marks
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def section_startup(browser: Browser, base: str) -> None:
+    targets = {"bare Pyodide worker": BENCH_PREFIX.lstrip("/") + "bare.html", "home": "", "playground": "playground/"}
+    samples: dict[str, list[dict[str, float | None]]] = defaultdict(list)
+    for _ in range(REPEATS):  # interleaved, so drift in machine load falls on every target alike
+        for name, path in targets.items():
+            samples[name].append(startup(browser, base + path))
+    bare = median([s["ready"] or 0.0 for s in samples["bare Pyodide worker"]])
+    print(f"\n(a) start-up from navigation, fresh context each time, median of {REPEATS} (ms)")
+    print(f"{'page':<22} {'first chart':>12} {'ready':>8} {'ready / bare':>13}")
+    for name, runs in samples.items():
+        ready = median([s["ready"] or 0.0 for s in runs])
+        charts = [s["firstChart"] for s in runs if s["firstChart"] is not None]
+        first = f"{median(charts):12.0f}" if charts else f"{'-':>12}"
+        print(f"{name:<22} {first} {ready:8.0f} {ready / bare:12.2f}x")
+    print("aims: ready <= 1.15x bare; first chart <= 500 ms")
+
+
+# --- (b) slider latency ---------------------------------------------------------------------------------------
+
+
+def section_sliders(browser: Browser, base: str) -> None:
+    print(f"\n(b) slider input -> chart redrawn, {SLIDER_CHANGES} changes one at a time (ms)")
+    print(f"{'page':<12} {'slider':<16} {'median':>8} {'p95':>8} {'max':>8}")
+    sliders = (("playground/", "playground", "Draft quality"), ("", "home", f"Agreement rate {ALPHA}"))
+    for path, name, label in sliders:
+        with fresh_page(browser) as page:
+            page.goto(base + path)
+            wait_live(page)
+            times: list[float] = page.evaluate(SLIDER_LATENCY, [label, SLIDER_CHANGES])
+        print(f"{name:<12} {label:<16} {median(times):8.1f} {p95(times):8.1f} {max(times):8.1f}")
+    print("aim: p95 <= 100 ms")
+
+
+# --- (c) a 2,000-round Run ------------------------------------------------------------------------------------
+
+
+def section_run(browser: Browser, base: str) -> None:
+    results: list[dict[str, float]] = []
+    with fresh_page(browser) as page:
+        page.goto(base + "playground/")
+        wait_live(page)
+        widget = page.locator('.sd-widget[data-widget="playground"]')
+        for _ in range(REPEATS):
+            widget.get_by_role("button", name="Reset", exact=True).click()
+            page.wait_for_function(
+                """() => Number(document.querySelector('.sd-widget[data-widget="playground"] [data-metric="rounds"]')
+                    .dataset.value || 0) === 0""",
+                timeout=BOOT_MS,
+            )
+            results.append(page.evaluate(RUN_ONCE))
+    ms = [r["ms"] for r in results]
+    rounds = {int(r["rounds"]) for r in results}
+    tokens = median([r["tokens"] for r in results])
+    print(f"\n(c) Playground Run after Reset (defaults: quality 0.85, gamma 4), median of {REPEATS}")
+    print(f"rounds per Run {sorted(rounds)}; tokens emitted (median) {tokens:.0f}")
+    print(
+        f"time {median(ms) / 1000:.2f} s (min {min(ms) / 1000:.2f}, max {max(ms) / 1000:.2f});"
+        f" {2000 / (median(ms) / 1000):,.0f} rounds/s, {tokens / (median(ms) / 1000):,.0f} tokens/s"
+    )
+
+
+# --- (d) first-visit transfer ---------------------------------------------------------------------------------
+
+
+def kind_of(path: str) -> str:
+    rules: list[tuple[Callable[[str], bool], str]] = [
+        (lambda p: p.startswith("vendor/pyodide/"), "Pyodide runtime"),
+        (lambda p: p.startswith("wheels/"), "core wheel"),
+        (lambda p: p.startswith("vendor/plotly"), "Plotly"),
+        (lambda p: p.endswith((".woff2", ".woff", ".ttf")), "fonts"),
+        (lambda p: p.startswith("vendor/katex/"), "KaTeX (JS, CSS)"),
+        (lambda p: p.startswith("search/"), "search index"),
+        (lambda p: p.endswith(".css"), "CSS (theme, lab)"),
+        (lambda p: p.endswith((".js", ".mjs")), "JS (theme, lab, widgets)"),
+        (lambda p: p == "" or p.endswith((".html", "/")), "HTML"),
+    ]
+    return next((kind for test, kind in rules if test(path)), "other")
+
+
+def gzip_size(path: str) -> int | None:
+    file = SITE / (path or "index.html")
+    if file.is_dir():
+        file = file / "index.html"
+    return len(gzip.compress(file.read_bytes(), compresslevel=6)) if file.is_file() else None
+
+
+def section_transfer(browser: Browser, base: str) -> None:
+    received: list[tuple[str, int, str]] = []  # path, body bytes, content-encoding
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+
+    def finished(request: Any) -> None:
+        response = request.response()
+        if response is None or not request.url.startswith(base):
+            return
+        path = request.url[len(base) :].split("?", 1)[0].split("#", 1)[0]
+        received.append((path, request.sizes()["responseBodySize"], response.headers.get("content-encoding", "")))
+
+    context.on("requestfinished", finished)
+    try:
+        page = context.new_page()
+        page.goto(base)
+        wait_live(page)
+        page.wait_for_load_state("networkidle")
+    finally:
+        context.close()
+
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    gz_by_kind: dict[str, int] = defaultdict(int)
+    for path, size, _ in received:
+        by_kind[kind_of(path)].append(size)
+        gz_by_kind[kind_of(path)] += gzip_size(path) or size
+    total = sum(size for _, size, _ in received)
+    gz_total = sum(gz_by_kind.values())
+    compressed = sorted({enc for _, _, enc in received if enc})
+    print("\n(d) home page, first visit (cold cache): response bodies until ready, widgets live and network idle")
+    print(f"server compresses: {', '.join(compressed) if compressed else 'no (python http.server sends files as-is)'}")
+    print(f"{'kind':<26} {'files':>5} {'KB sent':>10} {'KB gzip':>10}")
+    for kind, sizes in sorted(by_kind.items(), key=lambda item: -sum(item[1])):
+        print(f"{kind:<26} {len(sizes):5d} {sum(sizes) / 1024:10.1f} {gz_by_kind[kind] / 1024:10.1f}")
+    print(f"{'total':<26} {len(received):5d} {total / 1024:10.1f} {gz_total / 1024:10.1f}")
+    print("largest files (KB sent, KB if gzipped, e.g. by GitHub Pages):")
+    for path, size, _ in sorted(received, key=lambda r: -r[1])[:10]:
+        gz = gzip_size(path)
+        print(f"  {path or 'index.html':<48} {size / 1024:9.1f} {(gz if gz is not None else size) / 1024:9.1f}")
+
+
+def main() -> None:
+    if not (SITE / "index.html").exists():
+        raise SystemExit("site/ is not built: run `make site` (make bench does it)")
+    with serve() as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            print(f"Chromium {browser.version}, headless; site served by python http.server on loopback")
+            section_startup(browser, base)
+            section_sliders(browser, base)
+            section_run(browser, base)
+            section_transfer(browser, base)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

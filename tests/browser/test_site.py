@@ -1,0 +1,335 @@
+"""Site-wide browser tests: every page, every widget, every slider, both colour schemes.
+
+The pages are discovered from the built ``site/sitemap.xml`` (``make site``), so a new page is covered without
+touching this file; ``test_sitemap_lists_every_page_in_the_nav`` keeps that discovery honest. Page-specific
+behaviour (what a slider should compute, Run, Step, URL state) is tested in each page's own file; here every page
+must merely reach ready, go live, stay accessible and keyboard-operable, survive instant navigation, paint
+without Python, and recover from a failed start-up.
+
+All waits are on visible state (``expect`` / ``wait_for_function``); the strict ``page`` fixture fails a test on
+any console error or request that leaves the site's origin.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+from conftest import BUILT_FOR, ROOT, SITE, SiteServer
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+READY = "Ready: target context synchronized"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+# Start-up is Pyodide's boot plus the wheel (about 2.5 s here); the margin covers a loaded 2-core machine.
+BOOT_MS = 60_000
+NOT_BUILT = "(site not built)"
+
+
+# --- discovery ----------------------------------------------------------------------------------------------
+
+
+def site_pages() -> list[str]:
+    """Every page in the sitemap, as a path relative to the site root ("" is the home page)."""
+    sitemap = SITE / "sitemap.xml"
+    if not sitemap.exists():
+        # Collected before `make site`: one parameter whose test fails in the `server` fixture with the hint.
+        return [NOT_BUILT]
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [el.text or "" for el in ET.parse(sitemap).getroot().findall("s:url/s:loc", ns)]
+    return [loc.removeprefix(BUILT_FOR) for loc in locs]
+
+
+def page_html(path: str) -> str:
+    file = SITE / path / "index.html"
+    return file.read_text("utf-8") if file.exists() else ""
+
+
+PAGES = site_pages()
+# Pages with at least one widget placeholder (the theme test needs charts to restyle).
+WIDGET_PAGES = [p for p in PAGES if 'class="sd-widget' in page_html(p)] or [NOT_BUILT]
+
+
+def page_id(path: str) -> str:
+    return path.strip("/") or "home"
+
+
+# --- helpers ------------------------------------------------------------------------------------------------
+
+
+def open_page(page: Any, server: SiteServer, path: str) -> None:
+    page.goto(server.base + path)
+
+
+def expect_ready(page: Any) -> None:
+    status = page.locator("[data-sd-status]")
+    expect(status).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
+    expect(status).to_have_text(READY)
+
+
+def expect_widgets_live(page: Any) -> int:
+    """Every widget on the current page is mounted and has answered a live call; returns how many there are."""
+    widgets = page.locator(".md-content .sd-widget[data-widget]")
+    count: int = widgets.count()
+    for i in range(count):
+        widget = widgets.nth(i)
+        expect(widget).to_have_attribute("data-sd-mounted", "true")
+        expect(widget).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    return count
+
+
+def chart_renders(widget: Any) -> int:
+    total: int = widget.evaluate(
+        "el => [...el.querySelectorAll('.sd-chart')].reduce((n, c) => n + Number(c.dataset.sdRenders || 0), 0)"
+    )
+    return total
+
+
+def toggle_palette(page: Any) -> None:
+    page.locator("label.md-header__button[for^='__palette']:visible").click()
+
+
+def follow_nav_link(page: Any, server: SiteServer, path: str) -> None:
+    """Click the visible link to ``path`` the way a reader would (instant navigation, no page.goto)."""
+    target = server.base + path
+    marked = page.evaluate(
+        """target => {
+            document.querySelectorAll('[data-sd-test-link]').forEach(a => a.removeAttribute('data-sd-test-link'));
+            const links = [...document.querySelectorAll('a[href]')].filter(a =>
+                a.href.split('#')[0] === target && a.checkVisibility() && a.getBoundingClientRect().width > 0);
+            const nav = links.find(a => a.closest('.md-tabs, .md-nav--primary')) || links[0];
+            if (!nav) return false;
+            nav.setAttribute('data-sd-test-link', '');
+            return true;
+        }""",
+        target,
+    )
+    assert marked, f"no visible link to {path or 'home'} on {page.url}"
+    page.locator("[data-sd-test-link]").click()
+    expect(page).to_have_url(re.compile(re.escape(target) + r"(\?.*)?$"))
+
+
+def change_a_control(page: Any) -> None:
+    """Move the first slider inside a widget one step and expect that widget's charts to redraw."""
+    sliders = page.locator(".md-content .sd-widget input[type=range]:visible")
+    assert sliders.count() > 0, "the page has no visible slider in a widget"
+    slider = sliders.first
+    widget = slider.locator("xpath=ancestor::div[contains(@class, 'sd-widget')][1]")
+    before = chart_renders(widget)
+    at_max = slider.evaluate("el => Number(el.value) >= Number(el.max)")
+    slider.focus()
+    slider.press("ArrowLeft" if at_max else "ArrowRight")
+    widget_handle = widget.element_handle()
+    page.wait_for_function(
+        """([el, before]) => [...el.querySelectorAll('.sd-chart')]
+            .reduce((n, c) => n + Number(c.dataset.sdRenders || 0), 0) > before""",
+        arg=[widget_handle, before],
+    )
+
+
+# --- tests --------------------------------------------------------------------------------------------------
+
+
+def test_sitemap_lists_every_page_in_the_nav(page: Any, server: SiteServer) -> None:
+    """Discovery is complete: every page the navigation links to is in the sitemap these tests iterate over."""
+    open_page(page, server, "")
+    hrefs: list[str] = page.evaluate(
+        "() => [...new Set([...document.querySelectorAll('.md-nav--primary a.md-nav__link[href]')]"
+        ".map(a => a.href.split('#')[0]))]"
+    )
+    linked = {h.removeprefix(server.base) for h in hrefs if h.startswith(server.base)}
+    assert linked, "the navigation has no links"
+    assert linked <= set(PAGES), f"pages in the nav but not in the sitemap: {sorted(linked - set(PAGES))}"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_page_reaches_ready_and_every_widget_goes_live(page: Any, server: SiteServer, path: str) -> None:
+    open_page(page, server, path)
+    expect_ready(page)
+    expect_widgets_live(page)
+    expect(page.locator(".sd-error")).to_have_count(0)
+
+
+def widget_pages_for_navigation() -> list[str]:
+    return [p for p in WIDGET_PAGES if p != ""] or [NOT_BUILT]
+
+
+@pytest.mark.parametrize("path", widget_pages_for_navigation(), ids=page_id)
+def test_instant_navigation_keeps_widgets_working(page: Any, server: SiteServer, path: str) -> None:
+    """Home -> page -> home by clicking links: one document, one worker; widgets mount, go live and redraw each time."""
+    open_page(page, server, "")
+    expect_ready(page)
+    home_widgets = expect_widgets_live(page)
+    page.evaluate("window.__sdSameDocument = true")
+
+    follow_nav_link(page, server, path)
+    assert expect_widgets_live(page) > 0
+    change_a_control(page)
+
+    follow_nav_link(page, server, "")
+    assert expect_widgets_live(page) == home_widgets
+    if home_widgets:
+        change_a_control(page)
+
+    follow_nav_link(page, server, path)
+    expect_widgets_live(page)
+    change_a_control(page)
+
+    assert page.evaluate("window.__sdSameDocument") is True, "a link click reloaded the page (no instant navigation)"
+    expect(page.locator("[data-sd-status]")).to_have_text(READY)
+    expect(page.locator(".sd-error")).to_have_count(0)
+
+
+def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
+    page: Any, server: SiteServer, browser_log: Any
+) -> None:
+    path = WIDGET_PAGES[0]
+    # The only errors expected: the 503 for the blocked file (Chromium logs the failed load) and the wasm
+    # instantiation failure Pyodide reports.
+    browser_log.allow(r"status of 503")
+    browser_log.allow(r"pyodide\.asm\.wasm")
+    server.block("pyodide.asm.wasm")
+    try:
+        open_page(page, server, path)
+        status = page.locator("[data-sd-status]")
+        expect(status).to_have_attribute("data-sd-status", "error", timeout=BOOT_MS)
+        alert = page.locator(".sd-error[role=alert]")
+        expect(alert.first).to_be_visible()
+        expect(alert.first).to_contain_text("pyodide.asm.wasm")
+        widgets = page.locator(".md-content .sd-widget[data-widget]")
+        for i in range(widgets.count()):
+            expect(widgets.nth(i)).not_to_have_attribute("data-sd-live", "true")
+    finally:
+        server.unblock()
+    alert.first.get_by_role("button", name="Retry").click()
+    expect_ready(page)
+    expect_widgets_live(page)
+    expect(page.locator(".sd-error")).to_have_count(0)
+
+
+FONT_COLOURS = "() => [...document.querySelectorAll('.md-content .sd-chart')].map(c => c._fullLayout?.font?.color)"
+
+
+@pytest.mark.parametrize("path", WIDGET_PAGES, ids=page_id)
+def test_theme_toggle_restyles_every_chart(page: Any, server: SiteServer, path: str) -> None:
+    """Every chart's text colour follows the palette: it changes on toggling to dark and comes back on light."""
+    open_page(page, server, path)
+    expect_ready(page)
+    expect_widgets_live(page)
+    light: list[str | None] = page.evaluate(FONT_COLOURS)
+    assert light, "no chart on a page with widgets"
+    assert None not in light, f"a chart was never drawn: {light}"
+
+    toggle_palette(page)
+    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
+    page.wait_for_function(
+        f"light => ({FONT_COLOURS})().every((colour, i) => colour && colour !== light[i])", arg=light
+    )
+
+    toggle_palette(page)
+    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "default")
+    page.wait_for_function(f"light => ({FONT_COLOURS})().every((colour, i) => colour === light[i])", arg=light)
+
+
+AXE_RUN = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}))"""
+
+
+def axe_violations(page: Any) -> list[str]:
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found: list[dict[str, Any]] = page.evaluate(AXE_RUN)
+    return [f"{v['impact']} {v['id']}: {v['help']} at {v['nodes']}" for v in found]
+
+
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_no_serious_accessibility_violations_in_light_and_dark(page: Any, server: SiteServer, path: str) -> None:
+    """axe-core on the finished page (ready, widgets live), once per colour scheme."""
+    open_page(page, server, path)
+    expect_ready(page)
+    expect_widgets_live(page)
+    light = axe_violations(page)
+
+    before = page.evaluate("() => [...document.querySelectorAll('.sd-chart')].map(c => c.dataset.sdRenders)")
+    toggle_palette(page)
+    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
+    # Charts redraw in the new palette before axe looks at them.
+    page.wait_for_function(
+        "before => [...document.querySelectorAll('.sd-chart')].every((c, i) => c.dataset.sdRenders !== before[i])",
+        arg=before,
+    )
+    dark = axe_violations(page)
+    assert (light, dark) == ([], []), f"light: {light}\ndark: {dark}"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_build_time_figures_paint_without_python(page: Any, server: SiteServer, browser_log: Any, path: str) -> None:
+    """With the worker unable to start, every widget still shows the chart the build rendered for it."""
+    browser_log.allow(r"status of 503")
+    server.block("js/worker.js")
+    try:
+        open_page(page, server, path)
+        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "error", timeout=BOOT_MS)
+        widgets = page.locator(".md-content .sd-widget[data-widget]")
+        for i in range(widgets.count()):
+            widget = widgets.nth(i)
+            expect(widget).to_have_attribute("data-sd-mounted", "true")
+            if widget.locator(":scope > template[data-sd-initial]").count() == 0:
+                continue  # no build-time result was asked for: nothing to paint before Python
+            expect(widget.locator(".sd-chart .plot-container svg.main-svg").first).to_be_visible()
+            expect(widget).not_to_have_attribute("data-sd-live", "true")
+    finally:
+        server.unblock()
+
+
+# Tab presses allowed to get from a widget's start to past its last slider; widgets hold a handful of controls.
+MAX_TABS_PER_WIDGET = 60
+
+
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_every_slider_is_reachable_by_tab_and_moves_with_arrows(page: Any, server: SiteServer, path: str) -> None:
+    """Tab from the start of each widget reaches each of its visible sliders; an arrow key then changes its value."""
+    open_page(page, server, path)
+    expect_ready(page)
+    expect_widgets_live(page)
+    widgets = page.locator(".md-content .sd-widget[data-widget]")
+    for w in range(widgets.count()):
+        widget = widgets.nth(w)
+        sliders = widget.locator("input[type=range]:visible")
+        count = sliders.count()
+        if count == 0:
+            continue
+        for i in range(count):
+            sliders.nth(i).evaluate("(el, i) => el.setAttribute('data-sd-test-slider', i)", i)
+        # Focus lands on the widget itself (a programmatic starting point), then Tab walks its focus order.
+        reached: list[str] = widget.evaluate(
+            """el => {
+                window.__sdReached = [];
+                el.querySelectorAll('[data-sd-test-slider]').forEach(s => s.addEventListener('focus',
+                    () => window.__sdReached.push(s.dataset.sdTestSlider), {once: true}));
+                el.setAttribute('tabindex', '-1');
+                el.focus();
+                return window.__sdReached;
+            }"""
+        )
+        for _ in range(MAX_TABS_PER_WIDGET):
+            page.keyboard.press("Tab")
+            reached, inside = widget.evaluate("el => [window.__sdReached, el.contains(document.activeElement)]")
+            if len(reached) == count or not inside:
+                break
+        widget.evaluate("el => el.removeAttribute('tabindex')")
+        missing = [sliders.nth(i).get_attribute("id") for i in range(count) if str(i) not in reached]
+        assert not missing, f"{widget.get_attribute('data-widget')}: sliders that Tab does not reach: {missing}"
+
+        for i in range(count):
+            slider = sliders.nth(i)
+            before = slider.input_value()
+            at_max = slider.evaluate("el => Number(el.value) >= Number(el.max)")
+            slider.focus()
+            page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+            expect(slider).not_to_have_value(before)
+            slider.evaluate("el => el.removeAttribute('data-sd-test-slider')")
