@@ -468,21 +468,26 @@ def _grid(count: int, columns: int, h_gap: float, v_gap: float) -> list[tuple[li
     return out
 
 
+def _prob_text(x: float) -> str:
+    """Three decimals, or a short exponent for a tiny probability (a rare word's q can be 1e-5)."""
+    return f"{x:.3f}" if x >= 0.001 or x == 0.0 else f"{x:.1e}"
+
+
 def draft_positions_figure(
     positions: Sequence[dict[str, Any]],  # [gamma] {"word", "q", "p", "alternatives": [{"word", "q", "p"}]}
 ) -> Figure:
     """One small panel per draft position: the draft's top candidates by q, the drafted word highlighted, and
     the target's p for the same words as markers (what Verify will compare them with)."""
     count = max(len(positions), 1)
-    columns = min(count, 4)
+    columns = 1 if count == 1 else 2
     rows = -(-count // columns)
-    domains = _grid(count, columns, h_gap=0.12, v_gap=0.2 if rows > 1 else 0.0)
-    top = max((a[key] for pos in positions for a in pos["alternatives"] for key in ("q", "p")), default=1.0)
-    x_max = min(1.0, top * 1.15 + 0.02)
+    panel, gap = 150, 56  # pixels: a panel's height and the space for the next panel's title
+    plot_height = rows * panel + (rows - 1) * gap
+    domains = _grid(count, columns, h_gap=0.16, v_gap=gap / plot_height)
     data: list[Trace] = []
-    lay = layout(height=70 + 190 * rows)
+    lay = layout(height=plot_height + 110)
     lay["barmode"] = "overlay"
-    lay["margin"] = {"l": 72, "r": 16, "t": 72, "b": 40}
+    lay["margin"] = {"l": 72, "r": 16, "t": 80, "b": 30}
     lay["showlegend"] = True
     annotations: list[dict[str, Any]] = []
     for i, pos in enumerate(positions):
@@ -494,14 +499,14 @@ def draft_positions_figure(
         chosen = [a["q"] if a["word"] == pos["word"] else 0.0 for a in alts]
         others = [0.0 if a["word"] == pos["word"] else a["q"] for a in alts]
         first = i == 0
-        hover_q = "q(%{y}) = %{x:.3f}<extra></extra>"
-        for name, role, values in (
-            ("drafted word: q(x)", "draft", chosen),
-            ("other candidates: q", "discarded", others),
-        ):
-            trace = bar(words, values, name=name, role=role, hover=hover_q)
+        hover_q = "q(%{y}) = %{x:.4f}<extra></extra>"
+        drafted = bar(words, chosen, name="drafted word: q(x)", role="draft", hover=hover_q)
+        rest = bar(words, others, name="other candidates: q", hover=hover_q)
+        rest["marker"] = {"color": COLORS["discarded"], "opacity": 0.6}
+        for trace, group in ((drafted, "drafted"), (rest, "others")):
             # Horizontal: the words go on the y axis.
-            trace.update(x=values, y=words, orientation="h", xaxis=xa, yaxis=ya, legendgroup=role, showlegend=first)
+            trace.update(x=trace["y"], y=words, orientation="h", xaxis=xa, yaxis=ya, legendgroup=group)
+            trace["showlegend"] = first
             data.append(trace)
         target = line([a["p"] for a in alts], [], name="target p (checked in Verify)", role="target", mode="markers")
         target["marker"].update(symbol="diamond", size=9)
@@ -511,22 +516,23 @@ def draft_positions_figure(
             yaxis=ya,
             legendgroup="target",
             showlegend=first,
-            hovertemplate="p(%{y}) = %{x:.3f}<extra></extra>",
+            hovertemplate="p(%{y}) = %{x:.4f}<extra></extra>",
         )
         data.append(target)
         (x_dom, y_dom) = domains[i]
+        # Each panel on its own scale: a drafted word's q is often a few percent, invisible on a 0..1 axis.
+        local = max((a[key] for a in alts for key in ("q", "p")), default=1.0)
         lay[f"xaxis{suffix}"] = {
             "domain": x_dom,
             "anchor": ya,
-            "range": [0, x_max],
+            "range": [0, min(1.0, local * 1.15) or 1.0],
             "fixedrange": True,
-            "tickformat": ".2f",
-            "nticks": 4,
+            "nticks": 5,
         }
         lay[f"yaxis{suffix}"] = {"domain": y_dom, "anchor": xa, "fixedrange": True, "automargin": True}
         annotations.append(
             {
-                "text": f"<b>{i + 1}. {pos['word']}</b>  q = {pos['q']:.2f}",
+                "text": f"<b>{i + 1}. {pos['word']}</b>   q = {_prob_text(pos['q'])}, p = {_prob_text(pos['p'])}",
                 "xref": "paper",
                 "yref": "paper",
                 "x": x_dom[0],
@@ -538,7 +544,7 @@ def draft_positions_figure(
         )
     lay["annotations"] = annotations
     # Above the first row's panel titles, not on top of them.
-    lay["legend"] = {"orientation": "h", "x": 0, "y": 1.0 + 38 / (190 * rows), "xanchor": "left", "yanchor": "bottom"}
+    lay["legend"] = {"orientation": "h", "x": 0, "y": 1.0 + 34 / plot_height, "xanchor": "left", "yanchor": "bottom"}
     return figure(data, lay)
 
 
@@ -643,6 +649,7 @@ def draft_risk_figure(
     lay["xaxis"]["dtick"] = 1
     lay["yaxis2"] = {
         "title": {"text": f"speedup {_TIMES}"},
+        "tickformat": ".1f",
         "overlaying": "y",
         "side": "right",
         "fixedrange": True,

@@ -1,0 +1,154 @@
+// Widget "draft": Step 1 of a round on real text. Two kinds, chosen by the settings' "kind":
+//
+// - "ngram" (default): the bigram draft model of Pride and Prejudice proposes γ words after the reader's prompt,
+//   one at a time. Each drafted word shows q(x), the draft's top candidates at that position, and (as a preview
+//   of Verify) what the trigram target thinks of it, p(x). Handler steps.draft_ngram.
+//
+//     <div class="sd-widget" data-widget="draft">
+//     <script type="application/json">{"handler": "steps.draft_ngram", "args": {"prompt": "...", "gamma": 4, "seed": 7},
+//       "prompts": ["...", "..."]}</script>
+//     </div>
+//
+// - "risk": why longer drafts are riskier: α^γ against the speedup of Thm 3.8 as γ grows. Handler theory.draft_risk.
+
+import { LOADING_MODEL, prob, promptControls, promptView, samplingControls, seedRange } from "./ngram-prompt.js";
+
+const DEFAULTS = { prompt: "", gamma: 4, temperature: 1, top_k: 0, top_p: 1, seed: 0 };
+
+function mountNgram(el, ctx) {
+  const settings = ctx.settings;
+  const start = { ...DEFAULTS, ...(settings.args || {}) };
+  const fromUrl = ctx.url.read({ gamma: { min: 1, max: 8, step: 1, value: start.gamma }, seed: seedRange(start.seed) });
+  const prompt = promptControls(ctx, { prompts: settings.prompts || [start.prompt], value: start.prompt });
+  const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: fromUrl.gamma });
+  const sampling = samplingControls(ctx, start);
+  const seed = ctx.number({ key: "seed", label: "Seed", ...seedRange(fromUrl.seed) });
+
+  const controls = document.createElement("div");
+  controls.className = "sd-dv-controls";
+  controls.append(prompt.root, gamma.root, ...sampling.controls.map((c) => c.root), seed.root);
+
+  const stepButton = ctx.button("Step", () => {
+    seed.value = (Math.round(seed.value) || 0) + 1;
+    send();
+  });
+  stepButton.classList.add("md-button--primary");
+  stepButton.title = "Draft again with the next seed";
+  const resetButton = ctx.button("Reset", () => {
+    prompt.value = start.prompt;
+    gamma.value = start.gamma;
+    sampling.set(start);
+    seed.value = start.seed;
+    send();
+  });
+  const buttons = document.createElement("div");
+  buttons.className = "sd-dv-buttons";
+  buttons.append(stepButton, resetButton);
+
+  const status = document.createElement("p");
+  status.className = "sd-dv-status";
+  status.setAttribute("role", "status");
+  status.setAttribute("aria-live", "polite");
+
+  const text = document.createElement("p");
+  text.className = "sd-dv-text";
+  text.setAttribute("aria-label", "The prompt and the drafted words");
+
+  const chart = ctx.chart(
+    "Per draft position, a horizontal bar chart of the draft model's most likely next words by q, the drafted word highlighted, with the target's p for the same words as diamonds",
+  );
+  const metrics = ctx.metrics([
+    { name: "draft-steps", label: "Sequential draft steps" },
+    { name: "accept-rate", label: "Mean β = Σ min(p, q) here" },
+    { name: "all-accepted-prob", label: "P(target keeps all γ) = Π min(1, p/q)" },
+    { name: "alpha-to-gamma", label: "α^γ with α = mean β" },
+  ]);
+  el.append(controls, buttons, status, text, chart, metrics);
+
+  const paint = (result, args) => {
+    text.replaceChildren(promptView(result.prompt_words));
+    const drafted = document.createElement("span");
+    drafted.className = "sd-dv-drafts";
+    for (const pos of result.positions) {
+      const chip = document.createElement("span");
+      chip.className = "sd-token sd-token--drafted";
+      chip.textContent = pos.word;
+      const note = document.createElement("small");
+      note.textContent = ` q ${prob(pos.q)} · p ${prob(pos.p)}`;
+      chip.append(note);
+      chip.title = `draft position ${pos.index + 1}: q(${pos.word}) = ${prob(pos.q)}, target p(${pos.word}) = ${prob(pos.p)}`;
+      drafted.append(chip, " ");
+    }
+    text.append(drafted);
+    ctx.render(chart, result.figure);
+    ctx.setMetrics(result.metrics, {
+      "accept-rate": (v) => v.toFixed(3),
+      "all-accepted-prob": prob,
+      "alpha-to-gamma": prob,
+    });
+    const n = result.positions.length;
+    status.textContent =
+      `Drafted ${n} word${n === 1 ? "" : "s"} with seed ${args.seed}: ${n} sequential calls to the cheap bigram model, ` +
+      `none to the target. Press Step to draft again with the next seed.`;
+  };
+
+  const current = () => ({
+    prompt: prompt.value,
+    gamma: gamma.value,
+    ...sampling.read(),
+    seed: Math.max(0, Math.round(seed.value) || 0),
+  });
+  if (ctx.initial) paint(ctx.initial, start);
+  status.textContent = "This draft was computed when the site was built; Python is loading in the background.";
+
+  let loaded = false;
+  const update = ctx.latest("steps.draft_ngram", (result, args) => {
+    loaded = true;
+    paint(result, args);
+  });
+  function send() {
+    const args = current();
+    ctx.url.write({ gamma: args.gamma, seed: args.seed });
+    if (!loaded) status.textContent = LOADING_MODEL;
+    update(args);
+  }
+  for (const input of [gamma.input, ...sampling.controls.map((c) => c.input)]) input.addEventListener("input", send);
+  seed.input.addEventListener("change", send);
+  prompt.input.addEventListener("change", send);
+  ctx.ready.then(() => send(), () => {});
+}
+
+function mountRisk(el, ctx) {
+  const args = { alpha: 0.8, cost: 0.05, ...(ctx.settings.args || {}) };
+  const alpha = ctx.slider({ key: "alpha", label: "Agreement rate α", min: 0, max: 1, step: 0.01, value: args.alpha, format: (v) => v.toFixed(2) });
+  const cost = ctx.slider({ key: "cost", label: "Draft cost c", min: 0, max: 1, step: 0.01, value: args.cost, format: (v) => v.toFixed(2) });
+  const controls = document.createElement("div");
+  controls.className = "sd-dv-controls";
+  controls.append(alpha.root, cost.root);
+  const chart = ctx.chart(
+    "Bars: the probability that all γ drafted tokens are accepted, α to the power γ, for γ from 1 to 8; line: the expected speedup at draft cost c, with the best γ starred",
+  );
+  const metrics = ctx.metrics([
+    { name: "optimal-gamma", label: "Best γ (1–8; 0 = do not speculate)" },
+    { name: "speedup", label: "Speedup at the best γ" },
+    { name: "all-accepted-prob", label: "P(all accepted) at the best γ" },
+  ]);
+  el.append(controls, chart, metrics);
+  const paint = (result) => {
+    ctx.render(chart, result.figure);
+    ctx.setMetrics(result.metrics, { speedup: (v) => `${v.toFixed(2)}×`, "all-accepted-prob": (v) => v.toFixed(3) });
+  };
+  if (ctx.initial) paint(ctx.initial);
+  const update = ctx.latest("theory.draft_risk", paint);
+  const send = () => update({ alpha: alpha.value, cost: cost.value });
+  alpha.input.addEventListener("input", send);
+  cost.input.addEventListener("input", send);
+  ctx.ready.then(send, () => {});
+}
+
+SDLab.register("draft", {
+  mount(el, ctx) {
+    if (ctx.settings.kind === "risk") mountRisk(el, ctx);
+    else mountNgram(el, ctx);
+  },
+});

@@ -1,0 +1,106 @@
+// Shared controls of the Draft and Verify widgets (not a widget itself: it registers nothing). Both run the
+// n-gram pair on Pride and Prejudice from a prompt, so both offer the same prompt picker, sampling knobs and seed.
+// Numbers shown here come from Python; this file only formats them.
+
+// The first live call trains the n-gram models in the worker (a fraction of a second): say so meanwhile.
+export const LOADING_MODEL = "Loading the language model (Pride and Prejudice n-grams)…";
+
+let uid = 0;
+
+// A labelled <select> of preset prompts plus a labelled text box; picking a preset fills the box.
+export function promptControls(ctx, { prompts, value }) {
+  const id = `sd-${ctx.name}-prompt-${++uid}`;
+  const root = document.createElement("div");
+  root.className = "sd-dv-prompt";
+  root.innerHTML =
+    `<div class="sd-control sd-control--select"><label for="${id}-pick">Prompt</label><select id="${id}-pick"></select></div>` +
+    `<div class="sd-control sd-control--text sd-dv-text-control"><label for="${id}-text">Or type your own</label>` +
+    `<input type="text" id="${id}-text" name="prompt" maxlength="400" spellcheck="false" autocomplete="off"></div>`;
+  const select = root.querySelector("select");
+  const input = root.querySelector("input");
+  for (const text of prompts) select.append(new Option(text, text));
+  select.append(new Option("(your own text)", ""));
+  input.value = value;
+  const sync = () => (select.value = prompts.includes(input.value) ? input.value : "");
+  sync();
+  select.addEventListener("change", () => {
+    if (select.value) input.value = select.value;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+  input.addEventListener("input", sync);
+  return {
+    root,
+    select,
+    input,
+    get value() {
+      return input.value;
+    },
+    set value(text) {
+      input.value = text;
+      sync();
+    },
+  };
+}
+
+// Temperature, top-k and top-p, applied to both models (as a serving system applies one request's settings).
+export function samplingControls(ctx, args) {
+  const temperature = ctx.slider({
+    key: "temperature",
+    label: "Temperature",
+    min: 0,
+    max: 2,
+    step: 0.05,
+    value: args.temperature ?? 1,
+    format: (v) => (v === 0 ? "0 (greedy)" : v.toFixed(2)),
+  });
+  const topK = ctx.number({ key: "top_k", label: "Top-k (0 = all words)", min: 0, max: 1000, step: 1, value: args.top_k ?? 0 });
+  const topP = ctx.slider({
+    key: "top_p",
+    label: "Top-p",
+    min: 0.05,
+    max: 1,
+    step: 0.05,
+    value: args.top_p ?? 1,
+    format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)),
+  });
+  return {
+    controls: [temperature, topK, topP],
+    read: () => ({ temperature: temperature.value, top_k: Math.max(0, Math.round(topK.value) || 0), top_p: topP.value }),
+    set(values) {
+      temperature.value = values.temperature ?? 1;
+      topK.value = values.top_k ?? 0;
+      topP.value = values.top_p ?? 1;
+    },
+  };
+}
+
+// The prompt as the models read it: words outside the 1,000-word vocabulary are marked (they become <unk>).
+export function promptView(words) {
+  const span = document.createElement("span");
+  span.className = "sd-dv-context";
+  words.slice(-24).forEach(({ word, known }, i) => {
+    // Punctuation sticks to the word before it, as the package's decode writes it.
+    if (i > 0 && !/^[.,;:!?]$/.test(word)) span.append(" ");
+    const piece = document.createElement("span");
+    piece.textContent = word;
+    if (!known) {
+      piece.className = "sd-dv-unk";
+      piece.title = `"${word}" is not among the 1,000 most frequent words: the models read it as <unk>`;
+    }
+    span.append(piece);
+  });
+  span.append(" ");
+  if (words.length > 24) span.prepend("… ");
+  return span;
+}
+
+// Probabilities: three decimals, or a short exponent when tiny (a rare word's q can be 1e-5).
+export function prob(x) {
+  if (x === null || x === undefined) return "—";
+  if (x === 0) return "0";
+  return x >= 0.001 ? x.toFixed(3) : x.toExponential(1);
+}
+
+export function seedRange(value) {
+  return { min: 0, max: 2 ** 31 - 1, step: 1, value };
+}

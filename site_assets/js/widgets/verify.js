@@ -1,0 +1,206 @@
+// Widget "verify": Step 2 of a round. Two kinds, chosen by the settings' "kind":
+//
+// - "round" (default): one real round of the n-gram pair. The draft proposes γ words (the same words as the Draft
+//   page for the same prompt and seed), ONE target pass scores all γ + 1 prefixes, and steps.speculative_round
+//   checks each word left to right: accepted when its uniform u falls below min(1, p/q). The chart places each u
+//   against its threshold; a table lists the numbers. Handler steps.verify_ngram.
+//
+//     <div class="sd-widget" data-widget="verify">
+//     <script type="application/json">{"handler": "steps.verify_ngram", "args": {"prompt": "...", "gamma": 4, "seed": 7},
+//       "prompts": ["...", "..."]}</script>
+//     </div>
+//
+// - "rates": what a serving log reports (accepted / drafted) against the per-token α and α^γ. Handler
+//   theory.acceptance_rates.
+
+import { LOADING_MODEL, prob, promptControls, promptView, samplingControls, seedRange } from "./ngram-prompt.js";
+
+const DEFAULTS = { prompt: "", gamma: 4, temperature: 1, top_k: 0, top_p: 1, seed: 0 };
+const VERDICT = { accepted: "accepted", rejected: "rejected", discarded: "discarded (never checked)" };
+
+function quoted(word) {
+  return `“${word}”`;
+}
+
+// One sentence that says what the round did, from the numbers Python returned.
+function summary(result) {
+  const pos = result.positions;
+  const accepted = pos.filter((p) => p.outcome === "accepted");
+  const rejected = pos.find((p) => p.outcome === "rejected");
+  const discarded = pos.filter((p) => p.outcome === "discarded").length;
+  const parts = [`Drafted ${pos.length}, accepted ${accepted.length}.`];
+  if (rejected) {
+    parts.push(
+      `Rejected ${quoted(rejected.word)} at position ${rejected.index + 1} (u = ${rejected.u.toFixed(3)} ≥ min(1, p/q) = ${rejected.threshold.toFixed(3)})` +
+        (discarded ? `, so the ${discarded} draft${discarded === 1 ? "" : "s"} after it ${discarded === 1 ? "was" : "were"} discarded unchecked.` : "."),
+    );
+    parts.push(`The correction ${quoted(result.final.word)} was drawn from norm(max(0, p − q)) at that position.`);
+  } else {
+    parts.push(`All ${pos.length} passed, so the bonus ${quoted(result.final.word)} came from the target's last row, computed in the same pass.`);
+  }
+  parts.push(`${result.metrics["tokens-emitted"]} token${result.metrics["tokens-emitted"] === 1 ? "" : "s"} for one target pass.`);
+  return parts.join(" ");
+}
+
+function tokenStream(result) {
+  const out = document.createElement("span");
+  out.className = "sd-dv-drafts";
+  const chip = (word, kind, title) => {
+    const span = document.createElement("span");
+    span.className = `sd-token sd-token--${kind}`;
+    span.textContent = word;
+    span.title = title;
+    out.append(span, " ");
+  };
+  for (const pos of result.positions) {
+    chip(pos.word, pos.outcome, `${VERDICT[pos.outcome]}: p = ${prob(pos.p)}, q = ${prob(pos.q)}`);
+    if (pos.outcome === "rejected") chip(result.final.word, "correction", "correction, drawn from the residual");
+  }
+  if (result.final.kind === "bonus") chip(result.final.word, "bonus", "bonus, drawn from the target's last row");
+  return out;
+}
+
+function table(result) {
+  const wrap = document.createElement("div");
+  wrap.className = "sd-dv-table md-typeset__scrollwrap";
+  // It may scroll sideways on a narrow screen, so it must take keyboard focus (axe-core scrollable-region-focusable).
+  wrap.tabIndex = 0;
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", "Verification table, one row per target row");
+  const t = document.createElement("table");
+  t.innerHTML =
+    "<caption>One target pass gives γ + 1 rows: row i scores draft i; the last row is the bonus distribution</caption>" +
+    "<thead><tr><th scope=col>row: draft x</th><th scope=col>q(x)</th><th scope=col>p(x)</th>" +
+    "<th scope=col>min(1, p/q)</th><th scope=col>u</th><th scope=col>verdict</th><th scope=col>target's top words in this row</th></tr></thead>";
+  const body = document.createElement("tbody");
+  result.rows.forEach((row, i) => {
+    const pos = result.positions[i];
+    const tr = document.createElement("tr");
+    const cells = pos
+      ? [`${i + 1}: ${pos.word}`, prob(pos.q), prob(pos.p), prob(pos.threshold), pos.u === null ? "—" : pos.u.toFixed(3), VERDICT[pos.outcome]]
+      : [`${i + 1}: (bonus row)`, "", "", "", "", result.final.kind === "bonus" ? `bonus ${quoted(result.final.word)}` : "not needed"];
+    cells.push(row.top.map((w) => `${w.word} ${prob(w.p)}`).join(" · "));
+    for (const text of cells) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.append(td);
+    }
+    if (pos) tr.dataset.outcome = pos.outcome;
+    body.append(tr);
+  });
+  t.append(body);
+  wrap.append(t);
+  return wrap;
+}
+
+function mountRound(el, ctx) {
+  const settings = ctx.settings;
+  const start = { ...DEFAULTS, ...(settings.args || {}) };
+  const fromUrl = ctx.url.read({ gamma: { min: 1, max: 8, step: 1, value: start.gamma }, seed: seedRange(start.seed) });
+  const prompt = promptControls(ctx, { prompts: settings.prompts || [start.prompt], value: start.prompt });
+  const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: fromUrl.gamma });
+  const sampling = samplingControls(ctx, start);
+  const seed = ctx.number({ key: "seed", label: "Seed", ...seedRange(fromUrl.seed) });
+  const controls = document.createElement("div");
+  controls.className = "sd-dv-controls";
+  controls.append(prompt.root, gamma.root, ...sampling.controls.map((c) => c.root), seed.root);
+
+  const stepButton = ctx.button("Step", () => {
+    seed.value = (Math.round(seed.value) || 0) + 1;
+    send();
+  });
+  stepButton.classList.add("md-button--primary");
+  stepButton.title = "Play a new round with the next seed";
+  const resetButton = ctx.button("Reset", () => {
+    prompt.value = start.prompt;
+    gamma.value = start.gamma;
+    sampling.set(start);
+    seed.value = start.seed;
+    send();
+  });
+  const buttons = document.createElement("div");
+  buttons.className = "sd-dv-buttons";
+  buttons.append(stepButton, resetButton);
+
+  const status = document.createElement("p");
+  status.className = "sd-dv-status";
+  status.setAttribute("role", "status");
+  status.setAttribute("aria-live", "polite");
+  const text = document.createElement("p");
+  text.className = "sd-dv-text";
+  text.setAttribute("aria-label", "The prompt and what the round emitted");
+  const chart = ctx.chart(
+    "For each draft position, a bar up to min(1, p/q) and a marker at its uniform u: a circle below the top of the bar means accepted, a cross above it rejected; grey bars after the first rejection were discarded without a check",
+  );
+  const metrics = ctx.metrics([
+    { name: "accepted", label: "Drafts accepted" },
+    { name: "tokens-emitted", label: "Tokens from this target pass" },
+    { name: "all-accepted-prob", label: "P(all γ accepted) = Π min(1, p/q)" },
+    { name: "accept-rate", label: "Mean β = Σ min(p, q) here" },
+  ]);
+  const details = document.createElement("div");
+  el.append(controls, buttons, status, text, chart, metrics, details);
+
+  const paint = (result) => {
+    text.replaceChildren(promptView(result.prompt_words), tokenStream(result));
+    ctx.render(chart, result.figure);
+    ctx.setMetrics(result.metrics, { "all-accepted-prob": prob, "accept-rate": (v) => v.toFixed(3) });
+    details.replaceChildren(table(result));
+    status.textContent = summary(result);
+  };
+  if (ctx.initial) paint(ctx.initial);
+
+  let loaded = false;
+  const update = ctx.latest("steps.verify_ngram", (result) => {
+    loaded = true;
+    paint(result);
+  });
+  const current = () => ({ prompt: prompt.value, gamma: gamma.value, ...sampling.read(), seed: Math.max(0, Math.round(seed.value) || 0) });
+  function send() {
+    const args = current();
+    ctx.url.write({ gamma: args.gamma, seed: args.seed });
+    if (!loaded) status.textContent = LOADING_MODEL;
+    update(args);
+  }
+  for (const input of [gamma.input, ...sampling.controls.map((c) => c.input)]) input.addEventListener("input", send);
+  seed.input.addEventListener("change", send);
+  prompt.input.addEventListener("change", send);
+  ctx.ready.then(() => send(), () => {});
+}
+
+function mountRates(el, ctx) {
+  const args = { alpha: 0.8, gamma: 4, ...(ctx.settings.args || {}) };
+  const alpha = ctx.slider({ key: "alpha", label: "Per-token acceptance rate α", min: 0, max: 1, step: 0.01, value: args.alpha, format: (v) => v.toFixed(2) });
+  const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: args.gamma });
+  const controls = document.createElement("div");
+  controls.className = "sd-dv-controls";
+  controls.append(alpha.root, gamma.root);
+  const chart = ctx.chart(
+    "Three curves against the per-token acceptance rate α: α itself, the draft acceptance rate accepted over drafted at the chosen γ, and the chance that all γ drafts are accepted, α to the power γ; dots mark the chosen α",
+  );
+  const metrics = ctx.metrics([
+    { name: "alpha", label: "Per-token α" },
+    { name: "draft-accept-rate", label: "Accepted / drafted" },
+    { name: "all-accepted-prob", label: "P(all γ accepted) = α^γ" },
+    { name: "tokens-per-pass", label: "Tokens per target pass" },
+  ]);
+  el.append(controls, chart, metrics);
+  const three = (v) => v.toFixed(3);
+  const paint = (result) => {
+    ctx.render(chart, result.figure);
+    ctx.setMetrics(result.metrics, { alpha: (v) => v.toFixed(2), "draft-accept-rate": three, "all-accepted-prob": three, "tokens-per-pass": three });
+  };
+  if (ctx.initial) paint(ctx.initial);
+  const update = ctx.latest("theory.acceptance_rates", paint);
+  const send = () => update({ alpha: alpha.value, gamma: gamma.value });
+  alpha.input.addEventListener("input", send);
+  gamma.input.addEventListener("input", send);
+  ctx.ready.then(send, () => {});
+}
+
+SDLab.register("verify", {
+  mount(el, ctx) {
+    if (ctx.settings.kind === "rates") mountRates(el, ctx);
+    else mountRound(el, ctx);
+  },
+});
