@@ -1048,6 +1048,7 @@ def _lab3d_run(
     rounds: int = 300,  # rounds simulated for the metrics
     shown: int = 16,  # the first rounds drawn in the chart (at most ``rounds``)
     pending: bool = False,  # draw the last shown round as drafted, before its check (the replay's first half)
+    span: int = 0,  # rounds the chart's round axis covers (0: just the shown ones); a replay keeps it fixed
 ) -> dict[str, Any]:
     """A seeded run of speculative rounds on ``models.agreement_pair(alpha)``, drawn in 3D, with its metrics.
 
@@ -1062,6 +1063,8 @@ def _lab3d_run(
         raise ValueError(f"cost must be between 0 and 1 (got {cost!r})")
     if not 1 <= shown <= rounds <= 100_000:
         raise ValueError(f"need 1 <= shown <= rounds <= 100000 (got shown={shown}, rounds={rounds})")
+    if not 0 <= span <= 100_000:
+        raise ValueError(f"span must be between 0 and 100000 (got {span})")
     pair = models.agreement_pair(alpha)
     rng = random.Random(seed)
     run: list[steps.Round] = []
@@ -1115,7 +1118,7 @@ def _lab3d_run(
         for i, r in enumerate(view, start=1)
     ]
     return {
-        "figure": figures.lab3d_figure(_lab3d_points(run, words, shown, pending), rounds=shown, gamma=gamma),
+        "figure": figures.lab3d_figure(_lab3d_points(run, words, shown, pending), rounds=max(shown, span), gamma=gamma),
         "metrics": {name: round(value, 12) for name, value in metrics.items()},
         "summary": summary,
         "latest": latest,

@@ -89,6 +89,13 @@ def test_pending_round_is_drawn_as_drafted() -> None:
     assert result["latest"].startswith("Round 5: drafted 3")
 
 
+def test_replay_keeps_the_round_axis() -> None:
+    """During a replay the round axis spans the whole view, so rounds fill in rather than the axis stretching."""
+    frame = run(rounds=3, shown=3, pending=True, span=16)
+    assert frame["figure"]["layout"]["scene"]["xaxis"]["range"] == [0.5, 16.5]
+    assert run(rounds=3, shown=3)["figure"]["layout"]["scene"]["xaxis"]["range"] == [0.5, 3.5]
+
+
 def test_perfect_match_accepts_everything() -> None:
     """alpha = 1: p = q, every draft is accepted and every round ends with a bonus: gamma + 1 tokens per pass."""
     m = run(gamma=4, alpha=1.0, cost=0.25, rounds=50, shown=8)["metrics"]

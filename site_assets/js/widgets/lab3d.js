@@ -143,8 +143,19 @@ SDLab.register("lab3d", {
       }
     };
 
+    // On a narrow screen the wide scene would be cut at the sides: step the camera back, keeping its direction.
+    const fit = (figure) => {
+      const width = chart.clientWidth;
+      const eye = figure.layout?.scene?.camera?.eye;
+      if (!eye || !width || width >= 640) return figure;
+      const far = structuredClone(figure);
+      const k = Math.min(2.2, 640 / width);
+      far.layout.scene.camera.eye = { x: eye.x * k, y: eye.y * k, z: eye.z * k };
+      return far;
+    };
+
     const paintFrame = (result) => {
-      ctx.render(chart, result.figure);
+      ctx.render(chart, fit(result.figure));
       latest.textContent = result.latest;
       summary.textContent = result.summary;
       paintTable(result.table);
@@ -180,7 +191,8 @@ SDLab.register("lab3d", {
     // A replay frame: only the shown rounds are simulated (the seeded prefix is the same rounds), no metrics.
     const show = async (shown, pending, signal) => {
       view = { shown, pending };
-      const result = await ctx.call(handler, { ...defaults, ...values(), rounds: shown, shown, pending }, { signal });
+      const args = { ...defaults, ...values(), rounds: shown, shown, pending, span: SHOWN };
+      const result = await ctx.call(handler, args, { signal });
       paintFrame(result);
     };
 
