@@ -32,6 +32,30 @@ def as_fraction(text: str) -> Fraction:
     return Fraction(text)
 
 
+def strict_json(name: str, **args: Any) -> dict[str, Any]:
+    """The handler's text as the browser reads it: JSON.parse has no NaN or Infinity, so neither may appear."""
+    text = web.call(name, json.dumps(args))
+    result: dict[str, Any] = json.loads(text, parse_constant=lambda token: pytest.fail(f"{name} emitted {token}"))
+    return result
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [("correct.split", {"preset": preset, "temperature": 0.25, "shift": 2, "blend": 0.5}) for preset in PRESETS]
+    + [("correct.sample", {"p": [1.0, 0.0], "q": [0.0, 1.0], "n": 50, "seed": 1})]
+    + [("bonus.simulate", {"alpha": a, "gamma": 8, "rounds": 50}) for a in (0.0, 1.0)]
+    + [("exactness.check", {"p": [0, 1, 0], "q": [1, 0, 0], "gamma": 4})]
+    + [
+        ("exactness.broken", {"variant": v, "p": [1.0, 0.0, 0.0], "q": [0.0, 0.5, 0.5], "n": 50})
+        for v in web.BROKEN_VARIANTS
+    ],
+)
+def test_handlers_stay_json_safe_at_the_edges(name: str, args: dict[str, Any]) -> None:
+    """Degenerate pairs (one-hot, disjoint, alpha 0 or 1) are where a division or a log could produce inf or NaN."""
+    result = strict_json(name, **args)
+    assert all(isinstance(v, int | float) and math.isfinite(v) for v in result["metrics"].values())
+
+
 # Correct -------------------------------------------------------------------------------------------------------
 
 
