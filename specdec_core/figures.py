@@ -775,6 +775,8 @@ def lab3d_figure(points: Sequence[dict[str, Any]], *, rounds: int, gamma: int) -
 # Figures of the Playground (docs/playground.md): accepted drafts per round, the accept rate over a sliding window
 # of rounds, the output distribution against the target's, and the takeaway curve of tokens per pass against alpha.
 
+_PG_GAMMA, _PG_ALPHA = "\N{GREEK SMALL LETTER GAMMA}", "\N{GREEK SMALL LETTER ALPHA}"
+
 
 def playground_accepted_figure(
     observed: Sequence[float],  # [gamma_max + 1] share of played rounds with k drafts accepted
@@ -877,23 +879,24 @@ def playground_takeaway_figure(
     """(1 - alpha^(gamma+1)) / (1 - alpha) against alpha, one line per gamma, with the current setting marked."""
     data: list[Trace] = []
     for g, ys in enumerate(curves, start=1):
-        trace = line(alphas, ys, name=f"&gamma; = {g}", role="target" if g == gamma else "discarded")
+        trace = line(alphas, ys, name=f"{_PG_GAMMA} = {g}", role="target" if g == gamma else "discarded")
         trace["line"]["width"] = 3.5 if g == gamma else 1
         trace["opacity"] = 1.0 if g == gamma else 0.55
-        trace["hovertemplate"] = f"&gamma; = {g}, &alpha; = %{{x:.2f}}: %{{y:.2f}} tokens<extra></extra>"
+        trace["hovertemplate"] = f"{_PG_GAMMA} = {g}, {_PG_ALPHA} = %{{x:.2f}}: %{{y:.2f}} tokens<extra></extra>"
         trace["showlegend"] = g == gamma
         data.append(trace)
     now = line([alpha], [value], name="your setting", role="rejected", mode="markers")
-    now["marker"].update({"symbol": "star", "size": 16, "line": {"width": 1, "color": "#ffffff"}})
-    now["hovertemplate"] = "&alpha; = %{x:.3f}: expected %{y:.2f} tokens per pass<extra>your setting</extra>"
+    now["marker"].update({"symbol": "star", "size": 20, "line": {"width": 1, "color": "#ffffff"}})
+    now["hovertemplate"] = f"{_PG_ALPHA} = %{{x:.3f}}: expected %{{y:.2f}} tokens per pass<extra>your setting</extra>"
     data.append(now)
     if measured is not None:
         run = line([measured[0]], [measured[1]], name="your run", role="accepted", mode="markers")
-        run["marker"].update({"symbol": "diamond", "size": 11})
+        run["marker"].update({"symbol": "diamond", "size": 8})
         run["hovertemplate"] = "played: %{y:.2f} tokens per pass<extra>your run</extra>"
         data.append(run)
     fig = figure(
-        data, layout(x_title="&alpha; (per-position acceptance)", y_title="expected tokens per pass", y_range=[0, 9.3])
+        data,
+        layout(x_title=f"{_PG_ALPHA} (per-position acceptance)", y_title="expected tokens per pass", y_range=[0, 9.3]),
     )
     fig["layout"]["annotations"] = [
         {
@@ -901,7 +904,7 @@ def playground_takeaway_figure(
             "y": ys[-1],
             "xref": "x",
             "yref": "y",
-            "text": f"&gamma;={g}",
+            "text": f"{_PG_GAMMA}={g}",
             "showarrow": False,
             "xanchor": "left",
             "font": {"size": 10},

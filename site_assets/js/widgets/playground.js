@@ -52,10 +52,10 @@ function tile(label, main, ...below) {
   const root = el("div", "sd-metric sd-pg-metric");
   const dt = el("dt", "", label);
   const dd = el("dd");
-  dd.append(main);
   const sub = el("span", "sd-pg-metric__sub");
   sub.append(...below);
-  root.append(dt, dd, sub);
+  dd.append(main, sub); // inside the dd: a dl's groups may hold only dt and dd
+  root.append(dt, dd);
   return root;
 }
 
@@ -93,7 +93,7 @@ SDLab.register("playground", {
     // --- controls ---
     const quality = ctx.slider({ key: "quality", label: "Draft quality", ...spec.quality, value: start.quality, format: qualityText });
     const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", ...spec.gamma, value: start.gamma, format: gammaText });
-    const cost = ctx.slider({ key: "cost", label: "Draft cost c", ...spec.cost, value: start.cost, format: (v) => `${v.toFixed(2)} × target pass` });
+    const cost = ctx.slider({ key: "cost", label: "Draft cost c", ...spec.cost, value: start.cost, format: (v) => `${v.toFixed(2)} × a pass` });
     const seed = ctx.number({ key: "seed", label: "Seed", ...spec.seed, value: start.seed });
     const controls = el("div", "sd-pg-controls");
     controls.append(quality.root, gamma.root, cost.root, seed.root);
@@ -219,7 +219,8 @@ SDLab.register("playground", {
     function refresh() {
       if (refreshQueued || task) return;
       refreshQueued = true;
-      queue = queue.then(() => {
+      // Not assigned to `queue`: enqueue() chains onto `queue`, so a refresh stored there would wait for itself.
+      queue.then(() => {
         refreshQueued = false;
         return enqueue(0).catch(() => {});
       });
@@ -302,7 +303,7 @@ SDLab.register("playground", {
       runButton.textContent = "Stop";
       root.dataset.sdRunning = "true";
       let left = total;
-      let chunk = 10;
+      let chunk = 25;
       try {
         await ctx.ready;
         while (left > 0 && !signal.aborted) {
@@ -310,9 +311,9 @@ SDLab.register("playground", {
           const t0 = performance.now();
           await enqueue(n, { signal });
           left -= n;
-          // Size the next chunk so one call takes about 25 ms, whatever the machine and gamma.
+          // Size the next chunk so one call takes about 30 ms, whatever the machine and gamma.
           const took = Math.max(1, performance.now() - t0);
-          chunk = Math.max(5, Math.min(250, Math.round((n * 25) / took)));
+          chunk = Math.max(20, Math.min(400, Math.round((n * 30) / took)));
         }
       } catch (err) {
         if (err?.name !== "AbortError") throw err;

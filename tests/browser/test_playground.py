@@ -1,0 +1,212 @@
+"""The Playground (/playground/) in headless Chromium: ready, sliders, Run, Step, URL state, experiments, axe-core.
+
+Expected numbers come from the same handler run natively (``specdec_core.web``): a run is a deterministic function
+of its seed and settings, so the browser must show exactly what CPython computes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from specdec_core import web
+
+pytestmark = pytest.mark.browser
+
+READY = "Ready: target context synchronized"
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+WIDGET = '.sd-widget[data-widget="playground"]'
+GAMMA_SIGN = "\N{GREEK SMALL LETTER GAMMA}"
+GAMMA = "Speculation length " + GAMMA_SIGN
+RUN_TIMEOUT = 180_000  # a 2,000-round Run takes seconds on an idle machine; a loaded CI box is slower
+
+
+def native(**args: Any) -> dict[str, Any]:
+    full = {"quality": 0.85, "gamma": 4, "cost": 0.05, "seed": 0, "rounds": 0, **args}
+    result: dict[str, Any] = json.loads(web.call("playground.run", json.dumps(full)))
+    return result
+
+
+def js_number(value: float) -> str:
+    """How JavaScript's String() writes a JSON number: both languages print the shortest round-trip digits."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def metric(page: Any, name: str) -> Any:
+    return page.locator(f'{WIDGET} [data-metric="{name}"]')
+
+
+def open_live(page: Any, query: str = "") -> Any:
+    page.goto("playground/" + query)
+    widget = page.locator(WIDGET)
+    expect(widget.locator(".sd-chart .main-svg").first).to_be_visible()  # the build-time figure paints first
+    expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=60_000)
+    expect(page.locator("[data-sd-status]")).to_have_text(READY)
+    expect(widget).to_have_attribute("data-sd-live", "true")
+    return widget
+
+
+def test_reaches_ready_and_shows_the_code_that_runs(page: Any) -> None:
+    widget = open_live(page)
+    for label in ("Draft quality", GAMMA, "Draft cost c", "Seed"):
+        expect(widget.get_by_label(label)).to_be_visible()
+    for name in ("Run", "Step", "Reset"):
+        expect(widget.get_by_role("button", name=name, exact=True)).to_be_visible()
+    expect(metric(page, "exact")).to_contain_text("too few tokens yet")
+    expect(metric(page, "exact")).to_have_attribute("data-value", "")
+    # The included source: speculative_round's definition, from the package, not pasted.
+    expect(page.locator("code", has_text="def speculative_round(").first).to_be_attached()
+    expect(page.locator(".katex").first).to_be_visible()
+
+
+def test_moving_a_slider_changes_the_figure_and_the_metrics(page: Any) -> None:
+    widget = open_live(page)
+    chart = widget.locator(".sd-chart").nth(2)  # target / output / draft distributions
+    expect(metric(page, "accept-rate-theory")).to_have_attribute(
+        "data-value", js_number(native()["metrics"]["accept-rate-theory"])
+    )
+    renders = int(chart.get_attribute("data-sd-renders") or 0)
+    slider = widget.get_by_label("Draft quality")
+    slider.focus()
+    for _ in range(4):
+        slider.press("ArrowLeft")  # 0.85 -> 0.65
+    expected = native(quality=0.65)["metrics"]["accept-rate-theory"]
+    expect(metric(page, "accept-rate-theory")).to_have_attribute("data-value", js_number(expected))
+    assert int(chart.get_attribute("data-sd-renders") or 0) > renders
+    expect(page).to_have_url(re.compile(r"quality=0\.65"))
+
+
+def test_run_matches_theory_and_the_output_check_passes(page: Any) -> None:
+    """Run plays 2,000 rounds. Accept rate within 4 sd of theory, sd bounded from the drafted count.
+
+    Each round's accepted count lies in [0, gamma], so its variance is at most gamma^2 / 4; the deviations from the
+    per-round expectation are martingale differences, so over R = drafted / gamma rounds the rate accepted / drafted
+    has sd <= 1 / (2 sqrt(R)) = sqrt(gamma) / (2 sqrt(drafted)). 4 sd = 0.045 at 2,000 rounds. The run is seeded,
+    so it must also equal the native run exactly.
+    """
+    widget = open_live(page, "?seed=3")
+    widget.get_by_role("button", name="Run", exact=True).click()
+    expect(widget.get_by_role("button", name="Stop", exact=True)).to_be_visible()
+    expect(metric(page, "rounds")).to_have_attribute("data-value", "2000", timeout=RUN_TIMEOUT)
+    expect(widget.get_by_role("button", name="Run", exact=True)).to_be_visible()
+
+    drafted = 4 * 2000
+    rate = float(metric(page, "accept-rate").get_attribute("data-value"))
+    theory = float(metric(page, "accept-rate-theory").get_attribute("data-value"))
+    assert abs(rate - theory) <= 4 * math.sqrt(4) / (2 * math.sqrt(drafted))
+    expect(metric(page, "exact")).to_have_attribute("data-value", "1")
+    expect(metric(page, "exact")).to_contain_text("consistent")
+    expected = native(seed=3, rounds=2000)["metrics"]
+    assert rate == expected["accept-rate"]
+    expect(metric(page, "tokens-emitted")).to_have_attribute("data-value", js_number(expected["tokens-emitted"]))
+    expect(metric(page, "p-value")).to_have_attribute("data-value", js_number(expected["p-value"]))
+    expect(widget.locator(".sd-pg-round")).to_have_count(24)
+    expect(widget.locator(".sd-pg-streamhead")).to_contain_text("of 2,000 rounds")
+
+
+def test_step_explains_one_round(page: Any) -> None:
+    widget = open_live(page, "?seed=4")
+    widget.get_by_role("button", name="Step", exact=True).click()
+    expect(metric(page, "rounds")).to_have_attribute("data-value", "1")
+    explain = widget.locator(".sd-pg-explain")
+    expect(explain).to_have_attribute("aria-live", "polite")
+    expect(explain).to_have_text(native(seed=4, rounds=1)["explanation"])
+    expect(explain).to_have_text(re.compile(r'^Round 1: drafted 4 .*(accepted \d, rejected "|all 4 accepted, bonus ")'))
+    round_ = widget.locator(".sd-pg-round")
+    expect(round_).to_have_count(1)
+    assert round_.locator(".sd-token").count() >= 2
+    widget.get_by_role("button", name="Step", exact=True).click()
+    expect(metric(page, "rounds")).to_have_attribute("data-value", "2")
+    expect(explain).to_have_text(re.compile(r"^Round 2: "))
+    widget.get_by_role("button", name="Reset", exact=True).click()
+    expect(metric(page, "rounds")).to_have_attribute("data-value", "0")
+
+
+def test_url_round_trips_and_out_of_range_values_are_clamped(page: Any) -> None:
+    widget = open_live(page, "?quality=0.3&gamma=99&cost=-2&seed=7")
+    expect(widget.locator(".sd-notice", has_text="gamma 99 is out of range; clamped to 8")).to_be_visible()
+    expect(widget.locator(".sd-notice", has_text="cost -2 is out of range; clamped to 0")).to_be_visible()
+    expect(widget.get_by_label(GAMMA)).to_have_value("8")
+    expect(widget.get_by_label("Draft quality")).to_have_value("0.3")
+    expect(widget.get_by_label("Seed")).to_have_value("7")
+    expect(page).to_have_url(re.compile(r"gamma=8"))
+    expected = native(quality=0.3, gamma=8, cost=0, seed=7)["metrics"]["accept-rate-theory"]
+    expect(metric(page, "accept-rate-theory")).to_have_attribute("data-value", js_number(expected))
+
+    gamma = widget.get_by_label(GAMMA)
+    gamma.focus()
+    gamma.press("ArrowLeft")
+    expect(page).to_have_url(re.compile(r"gamma=7"))
+    url = page.url
+    page.goto(url)
+    widget = page.locator(WIDGET)
+    expect(widget.get_by_label(GAMMA)).to_have_value("7")
+    expect(widget.get_by_label("Draft quality")).to_have_value("0.3")
+    expect(widget.get_by_label("Seed")).to_have_value("7")
+    expect(widget.locator(".sd-notice")).to_have_count(0)
+
+
+def test_predict_then_test_buttons_set_the_controls(page: Any) -> None:
+    widget = open_live(page)
+    quality = widget.get_by_label("Draft quality")
+    gamma = widget.get_by_label(GAMMA)
+    stop = widget.get_by_role("button", name="Stop", exact=True)
+
+    widget.locator('[data-experiment="good"]').click()
+    expect(quality).to_have_value("0.95")
+    expect(gamma).to_have_value("4")
+    expect(metric(page, "rounds")).not_to_have_attribute("data-value", "0")
+    stop.click()
+    expect(widget.get_by_role("button", name="Run", exact=True)).to_be_visible()
+    played = int(metric(page, "rounds").get_attribute("data-value"))
+
+    # Experiment 2 keeps the run: rounds go on from where they were, under the new quality.
+    widget.locator('[data-experiment="random"]').click()
+    expect(quality).to_have_value("0.05")
+    page.wait_for_function(
+        "n => Number(document.querySelector('[data-widget=playground] [data-metric=rounds]').dataset.value) > n",
+        arg=played + 20,
+    )
+    stop.click()
+    expect(widget.get_by_role("button", name="Run", exact=True)).to_be_visible()
+    assert int(metric(page, "rounds").get_attribute("data-value")) > played
+
+    widget.locator('[data-experiment="wasted"]').click()
+    expect(quality).to_have_value("0.3")
+    expect(gamma).to_have_value("8")
+    stop.click()
+    expect(page).to_have_url(re.compile(r"quality=0\.3.*gamma=8|gamma=8.*quality=0\.3"))
+
+
+def test_takeaway_follows_the_setting_and_the_page_passes_axe(page: Any) -> None:
+    widget = open_live(page)
+    takeaway = page.locator('.sd-widget[data-widget="playground-takeaway"] .sd-chart')
+    expect(takeaway.locator(".main-svg").first).to_be_visible()
+    renders = int(takeaway.get_attribute("data-sd-renders") or 0)
+    gamma = widget.get_by_label(GAMMA)
+    gamma.focus()
+    gamma.press("ArrowRight")
+    page.wait_for_function(
+        "n => Number(document.querySelector('[data-widget=playground-takeaway] .sd-chart').dataset.sdRenders) > n",
+        arg=renders,
+    )
+    expect(page.locator('.sd-widget[data-widget="playground-takeaway"] .sd-pg-caption')).to_contain_text(
+        GAMMA_SIGN + " = 5"
+    )
+
+    page.add_script_tag(path=str(AXE))
+    audit = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+        .filter(v => ['serious', 'critical'].includes(v.impact))
+        .map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"""
+    scheme = page.locator("body")
+    first = scheme.get_attribute("data-md-color-scheme")
+    assert page.evaluate(audit) == [], first
+    page.locator("label.md-header__button[for^='__palette']:visible").click()
+    expect(scheme).not_to_have_attribute("data-md-color-scheme", first or "")
+    assert page.evaluate(audit) == [], scheme.get_attribute("data-md-color-scheme")
