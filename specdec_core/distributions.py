@@ -270,6 +270,18 @@ def apply_temperature(p: Sequence[float], temperature: float) -> list[float]:
     return normalize([math.exp(v - top) if v > -math.inf else 0.0 for v in logs], "p")
 
 
+def _by_probability(row: list[float]) -> list[int]:
+    """Token ids, most likely first, the lowest id first on ties.
+
+    Python's sort is stable, also with ``reverse=True``, so ties keep id order; this equals sorting by the key
+    (-row[i], i) at a fifth of the cost, which matters for top-k / top-p on every n-gram row in the browser.
+
+    >>> _by_probability([0.25, 0.5, 0.25])
+    [1, 0, 2]
+    """
+    return sorted(range(len(row)), key=row.__getitem__, reverse=True)
+
+
 def apply_top_k(p: Sequence[float], k: int) -> list[float]:
     """Keep the ``k`` most likely tokens (lowest id first on ties) and renormalise; ``k = 0`` keeps all.
 
@@ -283,7 +295,7 @@ def apply_top_k(p: Sequence[float], k: int) -> list[float]:
     row = validate_probs(p, "p")
     if k == 0 or k >= len(row):
         return row
-    keep = set(sorted(range(len(row)), key=lambda i: (-row[i], i))[:k])
+    keep = set(_by_probability(row)[:k])
     return normalize([x if i in keep else 0.0 for i, x in enumerate(row)], "p")
 
 
@@ -301,7 +313,7 @@ def apply_top_p(p: Sequence[float], top_p: float) -> list[float]:
         return row
     kept: set[int] = set()
     mass = 0.0
-    for i in sorted(range(len(row)), key=lambda i: (-row[i], i)):
+    for i in _by_probability(row):
         kept.add(i)
         mass += row[i]
         if mass >= value - 1e-12:
