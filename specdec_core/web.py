@@ -210,7 +210,8 @@ def _page_int(value: object, name: str, low: int, high: int) -> int:
 
 def _top(row: list[float], n: int) -> list[int]:
     """Token ids of the ``n`` largest entries, most likely first (lowest id on ties)."""
-    return heapq.nsmallest(n, range(len(row)), key=lambda i: (-row[i], i))
+    # nlargest equals sorted(..., reverse=True)[:n], which is stable: ties keep id order.
+    return heapq.nlargest(n, range(len(row)), key=row.__getitem__)
 
 
 def _prompt_words(pair: models.Pair, prompt: str) -> list[dict[str, Any]]:
