@@ -183,3 +183,18 @@ def test_no_serious_accessibility_findings_in_either_theme(page: Any) -> None:
     page.locator("label.md-header__button[for^='__palette']:visible").click()
     expect(scheme).not_to_have_attribute("data-md-color-scheme", first or "")
     assert page.evaluate(audit) == [], scheme.get_attribute("data-md-color-scheme")
+
+
+def test_instant_navigation_away_and_back_keeps_the_lab_live(page: Any) -> None:
+    lab = open_home(page, "?alpha=0.6")
+    expect_metrics(lab, native(alpha=0.6)["metrics"])
+    page.evaluate("window.__sameDocument = true")
+    page.locator(".sd-hero").get_by_role("link", name="Open the Playground").click()
+    expect(page).to_have_url(re.compile(r"/playground/"))
+    page.get_by_role("link", name="Home").first.click()
+    expect(page).to_have_url(re.compile(r"/lab/$"))
+    lab = page.locator('.sd-widget[data-widget="lab3d"]')
+    expect(lab).to_have_attribute("data-sd-live", "true", timeout=LIVE)
+    assert page.evaluate("window.__sameDocument") is True  # no reload: the same worker answered
+    expect(lab.locator(".sd-lab3d__caption")).to_contain_text(READY)
+    expect_metrics(lab, native()["metrics"])  # the link home carries no query: the defaults again
