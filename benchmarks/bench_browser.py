@@ -336,6 +336,7 @@ def section_transfer(browser: Browser, base: str) -> None:
 
 
 def main() -> None:
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # rows appear as they are measured
     if not (SITE / "index.html").exists():
         raise SystemExit("site/ is not built: run `make site` (make bench does it)")
     with serve() as base, sync_playwright() as playwright:
