@@ -1,0 +1,206 @@
+"""The Draft and Verify pages in Chromium: build-time paint, live n-gram rounds, Step, sliders, URL state, axe.
+
+Expected numbers come from the same handlers run natively (``specdec_core.web.call``), so a test fails if the
+browser shows anything other than what the package computes for the same arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from specdec_core import web
+
+pytestmark = pytest.mark.browser
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+PROMPT = "Mr. Darcy looked at her and"
+# Spelled out: ruff flags literal Greek letters as confusable.
+GAMMA_LABEL = "Speculation length \N{GREEK SMALL LETTER GAMMA}"
+ALPHA_LABEL = "Per-token acceptance rate \N{GREEK SMALL LETTER ALPHA}"
+ARGS = {"prompt": PROMPT, "gamma": 4, "temperature": 0.8, "top_k": 0, "top_p": 1, "seed": 12}
+
+
+def native(name: str, **args: Any) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(web.call(name, json.dumps({**ARGS, **args})))
+    return result
+
+
+def live(page: Any, selector: str) -> Any:
+    widget = page.locator(selector)
+    expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=30_000)
+    expect(widget).to_have_attribute("data-sd-live", "true", timeout=30_000)
+    return widget
+
+
+def metric(widget: Any, name: str) -> Any:
+    return widget.locator(f'[data-metric="{name}"]')
+
+
+def renders(chart: Any) -> int:
+    return int(chart.get_attribute("data-sd-renders") or 0)
+
+
+# --- Draft ------------------------------------------------------------------------------------------------------
+
+
+def test_draft_step_drafts_the_next_seeds_words(page: Any) -> None:
+    page.goto("draft/")
+    widget = page.locator('.sd-widget[data-widget="draft"]').first
+    chips = widget.locator(".sd-token--drafted")
+    # Build-time paint: the seed-12 draft is on the page before Python is ready.
+    expected = [pos["word"] for pos in native("steps.draft_ngram")["positions"]]
+    expect(chips).to_have_count(4)
+    expect(chips.first).to_contain_text(expected[0])
+    widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
+
+    chart = widget.locator(".sd-chart")
+    before = renders(chart)
+    widget.get_by_role("button", name="Step").click()
+    expect(widget.get_by_role("spinbutton", name="Seed")).to_have_value("13")
+    step = native("steps.draft_ngram", seed=13)
+    expect(widget.locator(".sd-dv-status")).to_contain_text("seed 13")
+    words = [pos["word"] for pos in step["positions"]]
+    expect(chips).to_have_count(4)
+    for chip, word in zip(chips.all(), words, strict=True):
+        expect(chip).to_contain_text(word)
+    expect(metric(widget, "all-accepted-prob")).to_have_attribute(
+        "data-value", str(step["metrics"]["all-accepted-prob"])
+    )
+    assert renders(chart) > before
+    expect(page).to_have_url(re.compile(r"seed=13"))
+
+
+def test_draft_gamma_slider_changes_the_figure_and_metrics(page: Any) -> None:
+    page.goto("draft/")
+    widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
+    chart = widget.locator(".sd-chart")
+    before = renders(chart)
+    slider = widget.get_by_role("slider", name=GAMMA_LABEL)
+    slider.focus()
+    slider.press("ArrowRight")
+    slider.press("ArrowRight")
+    expect(metric(widget, "draft-steps")).to_have_attribute("data-value", "6")
+    expected = native("steps.draft_ngram", gamma=6)["metrics"]
+    expect(metric(widget, "alpha-to-gamma")).to_have_attribute("data-value", str(expected["alpha-to-gamma"]))
+    expect(widget.locator(".sd-token--drafted")).to_have_count(6)
+    assert renders(chart) > before
+    # Six panels, one per drafted word.
+    assert chart.locator(".annotation").count() == 6
+
+
+def test_draft_prompt_choice_and_unknown_words(page: Any) -> None:
+    page.goto("draft/")
+    widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
+    widget.get_by_label("Prompt", exact=True).select_option("Elizabeth could not help")
+    expect(widget.get_by_label("Or type your own")).to_have_value("Elizabeth could not help")
+    expected = native("steps.draft_ngram", prompt="Elizabeth could not help")
+    expect(widget.locator(".sd-token--drafted").first).to_contain_text(expected["positions"][0]["word"])
+
+    box = widget.get_by_label("Or type your own")
+    box.fill("Mr. Darcy bought a zeppelin")
+    box.press("Tab")  # commits the text (a change event), as leaving the box does
+    expect(widget.locator(".sd-dv-unk")).to_have_text(["bought", "zeppelin"])
+    expect(widget.get_by_label("Prompt", exact=True)).to_have_value("")
+
+
+def test_draft_risk_chart_follows_its_sliders(page: Any) -> None:
+    page.goto("draft/")
+    widget = live(page, '.sd-widget[data-widget="draft"] >> nth=1')
+    chart = widget.locator(".sd-chart")
+    before = renders(chart)
+    cost = widget.get_by_role("slider", name="Draft cost c")
+    cost.fill("0.5")
+    expected = json.loads(web.call("theory.draft_risk", json.dumps({"alpha": 0.8, "cost": 0.5})))["metrics"]
+    expect(metric(widget, "optimal-gamma")).to_have_attribute("data-value", str(expected["optimal-gamma"]))
+    expect(metric(widget, "speedup")).to_have_attribute("data-value", str(expected["speedup"]))
+    assert renders(chart) > before
+
+
+# --- Verify -----------------------------------------------------------------------------------------------------
+
+
+def test_verify_round_shows_the_packages_decisions(page: Any) -> None:
+    page.goto("verify/")
+    widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
+    for seed in (12, 13):
+        if seed == 13:
+            widget.get_by_role("button", name="Step").click()
+            expect(widget.get_by_role("spinbutton", name="Seed")).to_have_value("13")
+        result = native("steps.verify_ngram", seed=seed)
+        expect(metric(widget, "accepted")).to_have_attribute("data-value", str(result["metrics"]["accepted"]))
+        expect(metric(widget, "tokens-emitted")).to_have_attribute(
+            "data-value", str(result["metrics"]["tokens-emitted"])
+        )
+        rows = widget.locator(".sd-dv-table tbody tr")
+        expect(rows).to_have_count(5)  # gamma + 1 rows from one target pass
+        outcomes = [p["outcome"] for p in result["positions"]]
+        for row, outcome in zip(rows.all(), outcomes, strict=False):
+            expect(row).to_have_attribute("data-outcome", outcome)
+        # Each verdict on the page agrees with u against min(1, p/q), as the package decided it.
+        for pos in result["positions"]:
+            if pos["u"] is not None:
+                assert (pos["u"] < pos["threshold"]) == (pos["outcome"] == "accepted")
+        expect(widget.locator(".sd-dv-status")).to_contain_text(f"accepted {result['metrics']['accepted']}")
+        expect(widget.locator(f".sd-token--{result['final']['kind']}")).to_have_text(
+            re.compile(re.escape(result["final"]["word"]))
+        )
+
+
+def test_verify_url_state_is_clamped_and_reproduces_the_round(page: Any) -> None:
+    page.goto("verify/?gamma=99&seed=5")
+    widget = page.locator('.sd-widget[data-widget="verify"]').first
+    expect(widget.locator(".sd-notice")).to_contain_text("gamma 99 is out of range; clamped to 8")
+    widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
+    expect(widget.get_by_role("slider", name=GAMMA_LABEL)).to_have_value("8")
+    result = native("steps.verify_ngram", gamma=8, seed=5)
+    expect(metric(widget, "all-accepted-prob")).to_have_attribute(
+        "data-value", str(result["metrics"]["all-accepted-prob"])
+    )
+    expect(widget.locator(".sd-dv-table tbody tr")).to_have_count(9)
+
+
+def test_verify_temperature_changes_the_figure_and_metrics(page: Any) -> None:
+    page.goto("verify/")
+    widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
+    chart = widget.locator(".sd-chart")
+    before = renders(chart)
+    slider = widget.get_by_role("slider", name="Temperature")
+    slider.focus()
+    for _ in range(4):
+        slider.press("ArrowRight")  # 0.8 -> 1.0
+    expected = native("steps.verify_ngram", temperature=1.0)["metrics"]
+    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", str(expected["accept-rate"]))
+    assert renders(chart) > before
+
+
+def test_acceptance_rates_widget_follows_alpha(page: Any) -> None:
+    page.goto("verify/")
+    widget = live(page, '.sd-widget[data-widget="verify"] >> nth=1')
+    slider = widget.get_by_role("slider", name=ALPHA_LABEL)
+    slider.focus()
+    slider.press("ArrowLeft")
+    expected = json.loads(web.call("theory.acceptance_rates", json.dumps({"alpha": 0.79, "gamma": 4})))["metrics"]
+    expect(metric(widget, "alpha")).to_have_attribute("data-value", "0.79")
+    expect(metric(widget, "draft-accept-rate")).to_have_attribute("data-value", str(expected["draft-accept-rate"]))
+
+
+@pytest.mark.parametrize("path", ["draft/", "verify/"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_pages_have_no_serious_accessibility_violations(page: Any, path: str, scheme: str) -> None:
+    page.goto(path)
+    for widget in page.locator(".sd-widget").all():
+        expect(widget).to_have_attribute("data-sd-live", "true", timeout=30_000)
+    if scheme == "dark":
+        before = page.evaluate("document.body.dataset.mdColorScheme")
+        page.locator("label.md-header__button[for^='__palette']:visible").click()
+        page.wait_for_function(f"document.body.dataset.mdColorScheme !== {json.dumps(before)}")
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("async () => (await axe.run(document.querySelector('.md-content'))).violations")
+    serious = [f"{v['id']}: {v['help']} ({len(v['nodes'])})" for v in found if v["impact"] in ("serious", "critical")]
+    assert serious == []
