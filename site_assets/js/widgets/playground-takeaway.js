@@ -28,7 +28,11 @@ SDLab.register("playground-takeaway", {
       frame = null;
       ctx.render(chart, pending.figure);
     };
+    let shown = null; // JSON of the figure on screen: a Run sends the same one chunk after chunk
     const show = (figure, s) => {
+      const key = JSON.stringify(figure);
+      if (key === shown) return;
+      shown = key;
       pending = { figure };
       frame ??= requestAnimationFrame(draw);
       if (s) note.textContent = `Marked: draft quality ${s.quality}, γ = ${s.gamma}. The star sits at the α this pair behaves like (the α whose formula gives its exact expected tokens per pass).`;

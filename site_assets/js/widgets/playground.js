@@ -228,22 +228,40 @@ SDLab.register("playground", {
 
     // Charts are the costly part of a paint (Plotly lays out SVG text on the main thread), so while a Run streams
     // they redraw at most every CHART_GAP ms, the worker computing the next chunk meanwhile; metrics and the
-    // token stream update on every chunk. Outside a Run a change redraws at the next frame.
+    // token stream update on every chunk. Outside a Run a change redraws at once.
     function scheduleCharts() {
+      if (!task) return paintCharts(); // a slider or Step: draw in this very task, no frame to wait for
       if (frame !== null) return;
       const wait = task ? Math.max(0, lastDraw + CHART_GAP - performance.now()) : 0;
       frame = setTimeout(() => requestAnimationFrame(paintCharts), wait);
     }
 
+    // A chart whose figure did not change is not redrawn (before a Run, the window chart is the same empty frame
+    // whatever the sliders say). The rest are spread over frames, the distributions first, so the page answers
+    // a slider within one chart's drawing time rather than four.
+    const drawn = new Map(); // chart -> JSON of the figure it shows
+    function draw(target, figure) {
+      const key = JSON.stringify(figure);
+      if (drawn.get(target) === key) return false;
+      drawn.set(target, key);
+      ctx.render(target, figure);
+      return true;
+    }
+
     function paintCharts() {
       frame = null;
-      const result = latest;
-      if (!result) return;
-      const figs = result.figures;
-      ctx.render(windowChart, figs.window);
-      ctx.render(acceptedChart, figs.accepted);
-      ctx.render(distChart, figs.distributions);
-      document.dispatchEvent(new CustomEvent(EVENT, { detail: { figure: figs.takeaway, settings: result.settings } }));
+      if (!latest) return;
+      draw(distChart, latest.figures.distributions);
+      // Each later step draws from the newest result, so a Run that outpaces the frames still shows every chart.
+      const steps = [
+        () => draw(acceptedChart, latest.figures.accepted),
+        () => draw(windowChart, latest.figures.window),
+        () => document.dispatchEvent(new CustomEvent(EVENT, { detail: { figure: latest.figures.takeaway, settings: latest.settings } })),
+      ];
+      const next = () => {
+        while (steps.length) if (steps.shift()() !== false) return void requestAnimationFrame(next);
+      };
+      requestAnimationFrame(next);
       lastDraw = performance.now();
     }
 
