@@ -57,8 +57,9 @@ def test_verify_page_paints_goes_live_and_survives_navigation(page: Any) -> None
     # Instant navigation away and back: the same worker answers (no reload), the widget mounts again and is live.
     page.evaluate("window.__sameDocument = true")
     page.get_by_role("link", name="Home").first.click()
-    expect(page).to_have_url(re.compile(r"/lab/$"))
-    page.get_by_role("link", name="Verify one token").first.click()
+    # The home page's 3D lab writes its settings into the query string.
+    expect(page).to_have_url(re.compile(r"/lab/(\?[^/]*)?$"))
+    page.get_by_role("link", name="Verify: one pass judges every guess").first.click()
     expect(page.locator('.sd-widget[data-widget="pair"]')).to_have_attribute("data-sd-live", "true")
     assert page.evaluate("window.__sameDocument") is True
     expect(status).to_have_text(READY)
