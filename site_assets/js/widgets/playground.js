@@ -191,7 +191,7 @@ SDLab.register("playground", {
     let frame = null; // pending chart redraw (a timeout id)
     let lastDraw = 0;
     let latest = null;
-    const tokenWords = (tokens) => tokens.map(([w]) => w).join(" ");
+    const emittedWords = (tokens) => tokens.filter(([, k]) => k !== "rejected" && k !== "discarded").map(([w]) => w).join(" ");
 
     function newSession() {
       return `pg-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -307,7 +307,7 @@ SDLab.register("playground", {
         stream.append(group);
       }
       streamHead.textContent = total
-        ? `Showing the last ${rounds.length} of ${total.toLocaleString("en")} rounds (${tokenWords(rounds.at(-1).tokens)} …).`
+        ? `Showing the last ${rounds.length} of ${total.toLocaleString("en")} rounds (the last round wrote “${emittedWords(rounds.at(-1).tokens)}”).`
         : "No rounds yet.";
     }
 
