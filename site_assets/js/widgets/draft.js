@@ -11,44 +11,11 @@
 //
 // - "risk": why longer drafts are riskier: α^γ against the speedup of Thm 3.8 as γ grows. Handler theory.draft_risk.
 
-import { LOADING_MODEL, prob, promptControls, promptView, samplingControls, seedRange } from "./ngram-prompt.js";
-
-const DEFAULTS = { prompt: "", gamma: 4, temperature: 1, top_k: 0, top_p: 1, seed: 0 };
+import { prob, promptView, roundPanel } from "./ngram-prompt.js";
 
 function mountNgram(el, ctx) {
-  const settings = ctx.settings;
-  const start = { ...DEFAULTS, ...(settings.args || {}) };
-  const fromUrl = ctx.url.read({ gamma: { min: 1, max: 8, step: 1, value: start.gamma }, seed: seedRange(start.seed) });
-  const prompt = promptControls(ctx, { prompts: settings.prompts || [start.prompt], value: start.prompt });
-  const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: fromUrl.gamma });
-  const sampling = samplingControls(ctx, start);
-  const seed = ctx.number({ key: "seed", label: "Seed", ...seedRange(fromUrl.seed) });
-
-  const controls = document.createElement("div");
-  controls.className = "sd-dv-controls";
-  controls.append(prompt.root, gamma.root, ...sampling.controls.map((c) => c.root), seed.root);
-
-  const stepButton = ctx.button("Step", () => {
-    seed.value = (Math.round(seed.value) || 0) + 1;
-    send();
-  });
-  stepButton.classList.add("md-button--primary");
-  stepButton.title = "Draft again with the next seed";
-  const resetButton = ctx.button("Reset", () => {
-    prompt.value = start.prompt;
-    gamma.value = start.gamma;
-    sampling.set(start);
-    seed.value = start.seed;
-    send();
-  });
-  const buttons = document.createElement("div");
-  buttons.className = "sd-dv-buttons";
-  buttons.append(stepButton, resetButton);
-
-  const status = document.createElement("p");
-  status.className = "sd-dv-status";
-  status.setAttribute("role", "status");
-  status.setAttribute("aria-live", "polite");
+  const panel = roundPanel(ctx, { stepTitle: "Draft again with the next seed" });
+  const { start, status } = panel;
 
   const text = document.createElement("p");
   text.className = "sd-dv-text";
@@ -63,7 +30,7 @@ function mountNgram(el, ctx) {
     { name: "all-accepted-prob", label: "P(target keeps all γ) = Π min(1, p/q)" },
     { name: "alpha-to-gamma", label: "α^γ with α = mean β" },
   ]);
-  el.append(controls, buttons, status, text, chart, metrics);
+  el.append(panel.controls, panel.buttons, status, text, chart, metrics);
 
   const paint = (result, args) => {
     text.replaceChildren(promptView(result.prompt_words));
@@ -92,30 +59,9 @@ function mountNgram(el, ctx) {
       `none to the target. Press Step to draft again with the next seed.`;
   };
 
-  const current = () => ({
-    prompt: prompt.value,
-    gamma: gamma.value,
-    ...sampling.read(),
-    seed: Math.max(0, Math.round(seed.value) || 0),
-  });
   if (ctx.initial) paint(ctx.initial, start);
   status.textContent = "This draft was computed when the site was built; Python is loading in the background.";
-
-  let loaded = false;
-  const update = ctx.latest("steps.draft_ngram", (result, args) => {
-    loaded = true;
-    paint(result, args);
-  });
-  function send() {
-    const args = current();
-    ctx.url.write({ gamma: args.gamma, seed: args.seed });
-    if (!loaded) status.textContent = LOADING_MODEL;
-    update(args);
-  }
-  for (const input of [gamma.input, ...sampling.controls.map((c) => c.input)]) input.addEventListener("input", send);
-  seed.input.addEventListener("change", send);
-  prompt.input.addEventListener("change", send);
-  ctx.ready.then(() => send(), () => {});
+  panel.connect("steps.draft_ngram", paint);
 }
 
 function mountRisk(el, ctx) {

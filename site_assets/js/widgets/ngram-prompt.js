@@ -104,3 +104,63 @@ export function prob(x) {
 export function seedRange(value) {
   return { min: 0, max: 2 ** 31 - 1, step: 1, value };
 }
+
+const ROUND_DEFAULTS = { prompt: "", gamma: 4, temperature: 1, top_k: 0, top_p: 1, seed: 0 };
+
+// The panel both n-gram widgets share: prompt, γ, sampling knobs and seed, Step (next seed) and Reset buttons, and
+// a status line. `connect(handler, paint)` wires every control to one handler call (newest settings win), keeps
+// gamma and seed in the URL, and makes the first live call once Python is ready.
+export function roundPanel(ctx, { stepTitle }) {
+  const start = { ...ROUND_DEFAULTS, ...(ctx.settings.args || {}) };
+  const fromUrl = ctx.url.read({ gamma: { min: 1, max: 8, step: 1, value: start.gamma }, seed: seedRange(start.seed) });
+  const prompt = promptControls(ctx, { prompts: ctx.settings.prompts || [start.prompt], value: start.prompt });
+  const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: fromUrl.gamma });
+  const sampling = samplingControls(ctx, start);
+  const seed = ctx.number({ key: "seed", label: "Seed", ...seedRange(fromUrl.seed) });
+  const controls = document.createElement("div");
+  controls.className = "sd-dv-controls";
+  controls.append(prompt.root, gamma.root, ...sampling.controls.map((c) => c.root), seed.root);
+
+  let send = () => {};
+  const stepButton = ctx.button("Step", () => {
+    seed.value = (Math.round(seed.value) || 0) + 1;
+    send();
+  });
+  stepButton.classList.add("md-button--primary");
+  stepButton.title = stepTitle;
+  const resetButton = ctx.button("Reset", () => {
+    prompt.value = start.prompt;
+    gamma.value = start.gamma;
+    sampling.set(start);
+    seed.value = start.seed;
+    send();
+  });
+  const buttons = document.createElement("div");
+  buttons.className = "sd-dv-buttons";
+  buttons.append(stepButton, resetButton);
+
+  const status = document.createElement("p");
+  status.className = "sd-dv-status";
+  status.setAttribute("role", "status");
+  status.setAttribute("aria-live", "polite");
+
+  function connect(handler, paint) {
+    let loaded = false;
+    const update = ctx.latest(handler, (result, args) => {
+      loaded = true;
+      paint(result, args);
+    });
+    send = () => {
+      const args = { prompt: prompt.value, gamma: gamma.value, ...sampling.read(), seed: Math.max(0, Math.round(seed.value) || 0) };
+      ctx.url.write({ gamma: args.gamma, seed: args.seed });
+      if (!loaded) status.textContent = LOADING_MODEL;
+      update(args);
+    };
+    for (const input of [gamma.input, ...sampling.controls.map((c) => c.input)]) input.addEventListener("input", () => send());
+    seed.input.addEventListener("change", () => send());
+    prompt.input.addEventListener("change", () => send());
+    ctx.ready.then(() => send(), () => {});
+  }
+
+  return { start, controls, buttons, status, connect };
+}

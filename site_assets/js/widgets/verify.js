@@ -13,9 +13,8 @@
 // - "rates": what a serving log reports (accepted / drafted) against the per-token α and α^γ. Handler
 //   theory.acceptance_rates.
 
-import { LOADING_MODEL, prob, promptControls, promptView, samplingControls, seedRange } from "./ngram-prompt.js";
+import { prob, promptView, roundPanel } from "./ngram-prompt.js";
 
-const DEFAULTS = { prompt: "", gamma: 4, temperature: 1, top_k: 0, top_p: 1, seed: 0 };
 const VERDICT = { accepted: "accepted", rejected: "rejected", discarded: "discarded (never checked)" };
 
 function quoted(word) {
@@ -94,38 +93,8 @@ function table(result) {
 }
 
 function mountRound(el, ctx) {
-  const settings = ctx.settings;
-  const start = { ...DEFAULTS, ...(settings.args || {}) };
-  const fromUrl = ctx.url.read({ gamma: { min: 1, max: 8, step: 1, value: start.gamma }, seed: seedRange(start.seed) });
-  const prompt = promptControls(ctx, { prompts: settings.prompts || [start.prompt], value: start.prompt });
-  const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: fromUrl.gamma });
-  const sampling = samplingControls(ctx, start);
-  const seed = ctx.number({ key: "seed", label: "Seed", ...seedRange(fromUrl.seed) });
-  const controls = document.createElement("div");
-  controls.className = "sd-dv-controls";
-  controls.append(prompt.root, gamma.root, ...sampling.controls.map((c) => c.root), seed.root);
-
-  const stepButton = ctx.button("Step", () => {
-    seed.value = (Math.round(seed.value) || 0) + 1;
-    send();
-  });
-  stepButton.classList.add("md-button--primary");
-  stepButton.title = "Play a new round with the next seed";
-  const resetButton = ctx.button("Reset", () => {
-    prompt.value = start.prompt;
-    gamma.value = start.gamma;
-    sampling.set(start);
-    seed.value = start.seed;
-    send();
-  });
-  const buttons = document.createElement("div");
-  buttons.className = "sd-dv-buttons";
-  buttons.append(stepButton, resetButton);
-
-  const status = document.createElement("p");
-  status.className = "sd-dv-status";
-  status.setAttribute("role", "status");
-  status.setAttribute("aria-live", "polite");
+  const panel = roundPanel(ctx, { stepTitle: "Play a new round with the next seed" });
+  const { status } = panel;
   const text = document.createElement("p");
   text.className = "sd-dv-text";
   text.setAttribute("aria-label", "The prompt and what the round emitted");
@@ -139,7 +108,7 @@ function mountRound(el, ctx) {
     { name: "accept-rate", label: "Mean β = Σ min(p, q) here" },
   ]);
   const details = document.createElement("div");
-  el.append(controls, buttons, status, text, chart, metrics, details);
+  el.append(panel.controls, panel.buttons, status, text, chart, metrics, details);
 
   const paint = (result) => {
     text.replaceChildren(promptView(result.prompt_words), tokenStream(result));
@@ -150,22 +119,7 @@ function mountRound(el, ctx) {
   };
   if (ctx.initial) paint(ctx.initial);
 
-  let loaded = false;
-  const update = ctx.latest("steps.verify_ngram", (result) => {
-    loaded = true;
-    paint(result);
-  });
-  const current = () => ({ prompt: prompt.value, gamma: gamma.value, ...sampling.read(), seed: Math.max(0, Math.round(seed.value) || 0) });
-  function send() {
-    const args = current();
-    ctx.url.write({ gamma: args.gamma, seed: args.seed });
-    if (!loaded) status.textContent = LOADING_MODEL;
-    update(args);
-  }
-  for (const input of [gamma.input, ...sampling.controls.map((c) => c.input)]) input.addEventListener("input", send);
-  seed.input.addEventListener("change", send);
-  prompt.input.addEventListener("change", send);
-  ctx.ready.then(() => send(), () => {});
+  panel.connect("steps.verify_ngram", paint);
 }
 
 function mountRates(el, ctx) {
