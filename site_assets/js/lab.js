@@ -58,6 +58,7 @@
 // Status: one [data-sd-status] element in the header, value loading | ready | error.
 
 import { MSG, message } from "./protocol.js";
+import { sketch } from "./sketch.js";
 
 const SITE = new URL("../", import.meta.url);
 const READY_TEXT = "Ready: target context synchronized";
@@ -119,15 +120,22 @@ const python = {
     this.ready.catch(() => {}); // observed through status and banners; never an unhandled rejection
     this.settle = settle;
     setStatus("loading", "Loading Python…");
-    this.worker = new Worker(new URL("worker.js", import.meta.url), { type: "module" });
-    this.worker.onmessage = (event) => this.receive(event.data);
-    // Fires when the worker script itself (or pyodide.mjs) cannot load: no ERROR message will come.
-    this.worker.onerror = (event) => {
-      event.preventDefault();
-      this.fail({ phase: this.phase || "runtime", traceback_last_line: event.message || "the Python worker failed to load" });
-    };
+    // The first worker of a tab was started by the inline script in <head> (build_hook.py), before this module
+    // loaded; it holds what the worker said so far. Retry starts a new one here.
+    const boot = window.__sdBoot;
+    window.__sdBoot = null;
+    this.worker = boot?.worker || new Worker(new URL("worker.js", import.meta.url), { type: "module" });
     const init = message(MSG.INIT);
     this.initId = init.id;
+    this.worker.onmessage = (event) => this.receive(event.data);
+    // Fires when the worker script itself (or pyodide.mjs) cannot load: no ERROR message will come.
+    const failed = (text) => this.fail({ phase: this.phase || "runtime", traceback_last_line: text || "the Python worker failed to load" });
+    this.worker.onerror = (event) => {
+      event.preventDefault();
+      failed(event.message);
+    };
+    for (const reply of boot?.queue || []) this.receive(reply);
+    if (boot?.error !== undefined && boot?.error !== null) failed(boot.error);
     this.worker.postMessage(init);
   },
 
@@ -224,12 +232,15 @@ function showWidgetError(el, error) {
 function retryAll() {
   document.querySelectorAll(".sd-error").forEach((el) => el.remove());
   python.restart();
+  python.ready.then(upgradeCharts, upgradeCharts); // Plotly too, if it had failed to load
   for (const el of [...mounted.keys()]) unmount(el);
   mountAll();
 }
 
 // --- theme and charts -------------------------------------------------------------------------------------------
 
+// Plotly (4.7 MB) loads once Python is ready, or has failed: parsing it while the worker boots Pyodide would slow
+// the boot on small machines. Until then charts are drawn by sketch.js, from the same figure dicts.
 let plotly = null;
 
 function loadPlotly() {
@@ -238,14 +249,36 @@ function loadPlotly() {
     const script = document.createElement("script");
     script.src = new URL("vendor/plotly.min.js", SITE).href;
     script.onload = () => resolve(window.Plotly);
-    script.onerror = () => reject(new SDError({ traceback_last_line: "Plotly failed to load (vendor/plotly.min.js)" }));
+    script.onerror = () => {
+      script.remove();
+      plotly = null; // Retry may try again
+      reject(new SDError({ traceback_last_line: "Plotly failed to load (vendor/plotly.min.js): the charts stay static" }));
+    };
     document.head.append(script);
   });
   return plotly;
 }
 
+// Swap every sketched chart for a Plotly one; <html data-sd-charts> says which engine draws the charts.
+async function upgradeCharts() {
+  try {
+    await loadPlotly();
+  } catch (err) {
+    showPageError(err);
+    return;
+  }
+  const sketched = [...charts].filter((target) => target.isConnected && target.dataset.sdEngine === "sketch");
+  await Promise.all(sketched.map((target) => render(target, target._sdFigure).catch(() => {})));
+  document.documentElement.dataset.sdCharts = "plotly";
+}
+
 // Material's palette as concrete colours: custom properties resolved through a probe element.
+// Cached per colour scheme: reading custom properties forces a style recalculation, costly on every redraw.
+let paletteCache = null;
+
 function palette() {
+  const key = ["scheme", "primary", "accent"].map((k) => document.body.getAttribute(`data-md-color-${k}`)).join(" ");
+  if (paletteCache?.key === key) return paletteCache.colors;
   const probe = document.createElement("span");
   probe.style.display = "none";
   document.body.append(probe);
@@ -262,6 +295,7 @@ function palette() {
     font: getComputedStyle(document.body).fontFamily,
   };
   probe.remove();
+  paletteCache = { key, colors };
   return colors;
 }
 
@@ -289,12 +323,44 @@ function themed(figure) {
 const charts = new Set(); // elements drawn by render(), redrawn when the palette changes
 const PLOT_CONFIG = { responsive: true, displaylogo: false, displayModeBar: "hover" };
 
+// The sketch's colours: the same palette themed() gives Plotly.
+function sketchTheme() {
+  const c = palette();
+  return { fg: c.fg, grid: c.lightest, zero: c.lighter, font: c.font, series: ["#1f77b4"] };
+}
+
+// Sketches are drawn in one batch per task: every chart's width is read first (one layout), then all are drawn.
+const sketches = new Map(); // target -> themed figure
+let sketching = null;
+
+function queueSketch(target, figure) {
+  sketches.set(target, figure);
+  sketching ??= Promise.resolve().then(() => {
+    const jobs = [...sketches];
+    sketches.clear();
+    sketching = null;
+    const theme = sketchTheme();
+    const widths = jobs.map(([el]) => el.clientWidth);
+    jobs.forEach(([el, fig], i) => {
+      if (el.dataset.sdEngine === "plotly") return; // Plotly took over meanwhile
+      el.querySelector(":scope > svg.sd-sketch")?.remove();
+      sketch(el, fig, theme, widths[i]);
+      el.dataset.sdEngine = "sketch";
+      el.dataset.sdRenders = String(Number(el.dataset.sdRenders || 0) + 1);
+    });
+  });
+  return sketching;
+}
+
 async function render(target, figure) {
-  const Plotly = await loadPlotly();
   target._sdFigure = figure;
   charts.add(target);
   const { data, layout } = themed(figure);
-  await Plotly.react(target, data, layout, PLOT_CONFIG);
+  if (!(window.Plotly && plotly)) return queueSketch(target, { data, layout });
+  sketches.delete(target);
+  target.querySelector(":scope > svg.sd-sketch")?.remove();
+  await window.Plotly.react(target, data, layout, PLOT_CONFIG);
+  target.dataset.sdEngine = "plotly";
   target.dataset.sdRenders = String(Number(target.dataset.sdRenders || 0) + 1);
 }
 
@@ -587,7 +653,6 @@ function unmount(el) {
 
 function mountAll() {
   const placeholders = document.querySelectorAll(".sd-widget[data-widget]");
-  if (placeholders.length) loadPlotly().catch(() => {}); // start the download while widgets set up
   for (const el of placeholders) mount(el);
 }
 
@@ -616,6 +681,8 @@ window.SDLab = Object.freeze({
   retry: retryAll,
 });
 python.start();
+document.documentElement.dataset.sdCharts = "sketch";
+python.ready.then(upgradeCharts, upgradeCharts);
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);
 else onPage();

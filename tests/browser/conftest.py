@@ -3,7 +3,8 @@
 - ``server`` serves ``site/`` (built by ``make site``) on 127.0.0.1 at a free port, under the sub-path ``/lab/``
   the way GitHub Pages serves a project site, so every test also checks that no URL assumes the domain root.
   ``SD_SITE=/some/copy`` serves another built copy instead (a snapshot that a concurrent build cannot change).
-  ``server.block("pyodide.asm.wasm")`` makes matching paths answer 503 until ``server.unblock()``.
+  ``server.block("pyodide.asm.wasm")`` makes matching paths answer 503 until ``server.unblock()``;
+  ``server.hold("pyodide.asm.wasm")`` makes them wait, unanswered, until ``server.release()``.
 - ``base_url`` is that address (``http://127.0.0.1:PORT/lab/``); ``page.goto("verify/")`` resolves against it.
 - ``browser_type_launch_args`` points pytest-playwright at ``/usr/bin/chromium`` with the flags that work as root
   (PLATFORM.md); ``playwright install`` is never needed.
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("SD_SITE") or ROOT / "site").resolve()
@@ -33,6 +35,8 @@ PREFIX = "/lab/"
 # make site builds for `make serve`; the sitemap's origin is rewritten to this server's, as SITE_URL would.
 BUILT_FOR = "http://127.0.0.1:8000/"
 CHROMIUM = "/usr/bin/chromium"
+HOLD_S = 120  # the longest a held request waits for release()
+CHARTS_MS = 60_000  # Python's start-up plus Plotly's load, on a busy test machine
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -63,6 +67,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if any(path.endswith(suffix) for suffix in self.server.blocked):
             self.send_error(503, "blocked by the test")
             return
+        if any(path.endswith(suffix) for suffix in self.server.held):
+            self.server.released.wait(timeout=HOLD_S)
         if path == PREFIX + "sitemap.xml":
             body = (SITE / "sitemap.xml").read_bytes().replace(BUILT_FOR.encode(), self.server.base.encode())
             self.send_response(200)
@@ -77,6 +83,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     blocked: set[str]
+    held: set[str]
+    released: threading.Event
     base: str
 
 
@@ -94,6 +102,14 @@ class SiteServer:
     def unblock(self) -> None:
         self.httpd.blocked.clear()
 
+    def hold(self, *suffixes: str) -> None:
+        self.httpd.released.clear()
+        self.httpd.held.update(suffixes)
+
+    def release(self) -> None:
+        self.httpd.held.clear()
+        self.httpd.released.set()
+
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[SiteServer]:
@@ -101,6 +117,8 @@ def server() -> Iterator[SiteServer]:
         pytest.fail("site/ is not built: run `make site` (make test-browser does it)")
     httpd = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(SITE)))
     httpd.blocked = set()
+    httpd.held = set()
+    httpd.released = threading.Event()
     origin = f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.base = origin + PREFIX
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -188,3 +206,8 @@ def page(context: Any, server: SiteServer, browser_log: BrowserLog, request: pyt
     if problems:
         print("\n--- browser console ---\n" + "\n".join(browser_log.lines))
         pytest.fail("\n".join(problems))
+
+
+def expect_plotly(page: Any) -> None:
+    """Plotly has loaded (after Python's start-up) and redrawn every chart the page had sketched."""
+    expect(page.locator("html")).to_have_attribute("data-sd-charts", "plotly", timeout=CHARTS_MS)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import expect_plotly
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
@@ -58,11 +59,13 @@ def value(widget: Any, name: str) -> float:
 def open_live(page: Any, path: str, widget_name: str) -> Any:
     page.goto(path)
     widget = page.locator(f'.sd-widget[data-widget="{widget_name}"]')
-    expect(widget.locator(".sd-chart .main-svg, table").first).to_be_visible()  # the build-time paint
+    # The build-time paint: a sketch until Plotly has loaded, then Plotly's chart.
+    expect(widget.locator(".sd-chart :is(svg.sd-sketch, .main-svg), table").first).to_be_visible()
     status = page.locator("[data-sd-status]")
     expect(status).to_have_attribute("data-sd-status", "ready", timeout=60_000)
     expect(status).to_have_text(READY)
     expect(widget).to_have_attribute("data-sd-live", "true", timeout=30_000)
+    expect_plotly(page)
     return widget
 
 

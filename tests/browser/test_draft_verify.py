@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import expect_plotly
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -35,6 +36,7 @@ def live(page: Any, selector: str) -> Any:
     widget = page.locator(selector)
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=30_000)
     expect(widget).to_have_attribute("data-sd-live", "true", timeout=30_000)
+    expect_plotly(page)
     return widget
 
 

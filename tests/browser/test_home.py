@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import expect_plotly
 from playwright.sync_api import expect
 
 from specdec_core import figures, web
@@ -49,6 +50,7 @@ def open_home(page: Any, query: str = "") -> Any:
     expect(status).to_have_attribute("data-sd-status", "ready", timeout=LIVE)
     lab = page.locator('.sd-widget[data-widget="lab3d"]')
     expect(lab).to_have_attribute("data-sd-live", "true", timeout=LIVE)
+    expect_plotly(page)
     return lab
 
 

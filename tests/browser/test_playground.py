@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import expect_plotly
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -45,10 +46,12 @@ def metric(page: Any, name: str) -> Any:
 def open_live(page: Any, query: str = "") -> Any:
     page.goto("playground/" + query)
     widget = page.locator(WIDGET)
-    expect(widget.locator(".sd-chart .main-svg").first).to_be_visible()  # the build-time figure paints first
+    # The build-time figure paints first: a sketch until Plotly has loaded.
+    expect(widget.locator(".sd-chart :is(svg.sd-sketch, .main-svg)").first).to_be_visible()
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=60_000)
     expect(page.locator("[data-sd-status]")).to_have_text(READY)
     expect(widget).to_have_attribute("data-sd-live", "true")
+    expect_plotly(page)
     return widget
 
 

@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
-from conftest import BUILT_FOR, ROOT, SITE, SiteServer
+from conftest import BUILT_FOR, ROOT, SITE, SiteServer, expect_plotly
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -98,6 +98,7 @@ def expect_widgets_live(page: Any) -> int:
         widget = widgets.nth(i)
         expect(widget).to_have_attribute("data-sd-mounted", "true")
         expect(widget).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    expect_plotly(page)
     return count
 
 
@@ -136,11 +137,11 @@ def follow_nav_link(page: Any, server: SiteServer, path: str) -> None:
     expect(page.locator(".md-content .sd-widget[data-widget]")).to_have_count(len(build_time_figures(path)))
 
 
-def change_a_control(page: Any) -> bool:
+def change_a_control(page: Any, drawn_by: str = ".main-svg") -> bool:
     """Move the first slider of a widget that has a drawn chart one step and expect that widget's charts to redraw.
 
     Returns False when the page has no such slider (a page of tables, say)."""
-    sliders = page.locator(".md-content .sd-widget:has(.sd-chart .main-svg) input[type=range]:visible")
+    sliders = page.locator(f".md-content .sd-widget:has(.sd-chart {drawn_by}) input[type=range]:visible")
     if sliders.count() == 0:
         return False
     slider = sliders.first
@@ -297,23 +298,74 @@ def test_no_serious_accessibility_violations_in_light_and_dark(page: Any, server
     assert (light, dark) == ([], []), f"light: {light}\ndark: {dark}"
 
 
+def expect_build_time_charts(page: Any, path: str, drawn_by: str) -> None:
+    """Every widget is mounted, none is live, and each one the build drew a chart for shows it, drawn by
+    ``drawn_by``: "sketch" (sketch.js, before Plotly has loaded) or "plotly"."""
+    widgets = page.locator(".md-content .sd-widget[data-widget]")
+    drawn = build_time_figures(path)
+    expect(widgets).to_have_count(len(drawn))
+    paint = "svg.sd-sketch" if drawn_by == "sketch" else ".plot-container svg.main-svg"
+    for i, has_figure in enumerate(drawn):
+        widget = widgets.nth(i)
+        expect(widget).to_have_attribute("data-sd-mounted", "true")
+        expect(widget).not_to_have_attribute("data-sd-live", "true")
+        if has_figure:  # widgets whose build-time result is a table or text have no chart to show
+            chart = widget.locator(f".sd-chart[data-sd-engine={drawn_by}]").first
+            expect(chart.locator(paint).first).to_be_visible()
+
+
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_build_time_figures_are_sketched_before_python_and_plotly(page: Any, server: SiteServer, path: str) -> None:
+    """While Pyodide boots, Plotly is not loaded (it would compete with the boot) and every chart is a sketch of
+    its build-time figure; once Python is ready, Plotly loads and redraws each one."""
+    server.hold("pyodide.asm.wasm")  # the runtime's download waits: the page stays in its booting state
+    try:
+        open_page(page, server, path)
+        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
+        expect_build_time_charts(page, path, "sketch")
+        expect(page.locator("html")).to_have_attribute("data-sd-charts", "sketch")
+        assert page.evaluate("typeof window.Plotly") == "undefined"
+    finally:
+        server.release()
+    expect_ready(page)
+    expect_widgets_live(page)  # and every chart redrawn by Plotly
+    expect(page.locator(".md-content svg.sd-sketch")).to_have_count(0)
+
+
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_build_time_figures_paint_without_python(page: Any, server: SiteServer, browser_log: Any, path: str) -> None:
-    """With the worker unable to start, every widget still shows the chart the build rendered for it."""
+    """With the worker unable to start, every widget still shows the chart the build rendered for it: first as a
+    sketch, then drawn by Plotly (it loads once start-up has ended, however it ended)."""
     browser_log.allow(BLOCKED_503)
     server.block("js/worker.js")
     try:
         open_page(page, server, path)
         expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "error", timeout=BOOT_MS)
+        expect_plotly(page)
+        expect_build_time_charts(page, path, "plotly")
+    finally:
+        server.unblock()
+
+
+@pytest.mark.parametrize("path", CHART_PAGES[:1], ids=page_id)
+def test_without_plotly_the_charts_stay_sketches_and_the_page_says_so(
+    page: Any, server: SiteServer, browser_log: Any, path: str
+) -> None:
+    """If Plotly cannot load, the widgets still work: live results are sketched, and a banner says why the charts
+    are static."""
+    browser_log.allow(BLOCKED_503)
+    server.block("vendor/plotly.min.js")
+    try:
+        open_page(page, server, path)
+        expect_ready(page)
+        alert = page.locator(".sd-error[role=alert]")
+        expect(alert.first).to_contain_text("Plotly failed to load")
         widgets = page.locator(".md-content .sd-widget[data-widget]")
-        drawn = build_time_figures(path)
-        expect(widgets).to_have_count(len(drawn))
-        for i, has_figure in enumerate(drawn):
-            widget = widgets.nth(i)
-            expect(widget).to_have_attribute("data-sd-mounted", "true")
-            expect(widget).not_to_have_attribute("data-sd-live", "true")
-            if has_figure:  # widgets whose build-time result is a table or text have no chart to show
-                expect(widget.locator(".sd-chart .plot-container svg.main-svg").first).to_be_visible()
+        for i in range(widgets.count()):
+            expect(widgets.nth(i)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+        expect(page.locator("html")).to_have_attribute("data-sd-charts", "sketch")
+        expect(page.locator(".md-content .sd-chart[data-sd-engine=plotly]")).to_have_count(0)
+        assert change_a_control(page, drawn_by="svg.sd-sketch"), f"{path} has no slider next to a chart"
     finally:
         server.unblock()
 

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import pytest
+from conftest import expect_plotly
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -32,12 +33,13 @@ def test_verify_page_paints_goes_live_and_survives_navigation(page: Any) -> None
     chart = widget.locator(".sd-chart")
 
     # The build-time figure paints (whether or not Python is up yet), then Python becomes ready.
-    expect(chart.locator(".main-svg").first).to_be_visible()
+    expect(chart.locator(":is(svg.sd-sketch, .main-svg)").first).to_be_visible()
     expect(accept).to_have_attribute("data-value", str(native_metric("accept-rate", blend=0)))
     status = page.locator("[data-sd-status]")
     expect(status).to_have_attribute("data-sd-status", "ready", timeout=30_000)
     expect(status).to_have_text(READY)
     expect(widget).to_have_attribute("data-sd-live", "true")
+    expect_plotly(page)
 
     # Keyboard moves the slider four steps (0 -> 0.2); the worker answers and the chart redraws.
     renders = int(chart.get_attribute("data-sd-renders") or 0)

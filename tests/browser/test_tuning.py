@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import pytest
+from conftest import expect_plotly
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
@@ -45,6 +46,7 @@ def open_live(page: Any, query: str = "") -> None:
     page.goto("tuning/" + query)
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
     expect(page.locator(CALC)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    expect_plotly(page)
 
 
 def native_policies(total: int, **args: Any) -> dict[str, Any]:
@@ -97,6 +99,7 @@ def test_calculator_url_round_trip_and_clamping(page: Any) -> None:
     assert "alpha=0.65" in url and "cost=0.2" in url
     page.goto(url)
     expect(page.locator(CALC)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    expect_plotly(page)
     expect_metric(page, CALC, "speedup", theory.speedup(0.65, 15, 0.2))
     expect(page.locator(f"{CALC} .sd-notice")).to_have_count(0)
 
