@@ -2,7 +2,7 @@
 
 What it does, in build order:
 
-1. ``on_config``: adds every ``site_assets/js/widgets/*.js`` to ``extra_javascript`` as a module, after
+1. ``on_config``: adds every ``site_assets/js/widgets/*.js`` to ``extra_javascript`` as a module, right after
    ``js/lab.js``. A widget author drops a file there and it loads on every page.
 2. ``on_files``: serves ``site_assets/js/**`` and ``site_assets/css/**`` at ``js/...`` and ``css/...`` in the site.
 3. ``on_page_content``: for each widget placeholder
@@ -18,7 +18,8 @@ What it does, in build order:
    JSON as JavaScript. The settings script must directly follow the opening tag; the handler part is optional.
    ``NAME`` must have a widget file ``site_assets/js/widgets/NAME.js``. Any other ``<script>`` left in page
    content is reported (a warning, so ``mkdocs build --strict`` fails).
-4. ``on_post_build``: copies the vendored runtime from ``node_modules`` (only the files the pages load) and the
+4. ``on_post_page``: an inline script in ``<head>`` creates the Python worker before anything else loads.
+5. ``on_post_build``: copies the vendored runtime from ``node_modules`` (only the files the pages load) and the
    core wheel from ``dist/`` into the site, and writes ``wheels/manifest.json`` for the worker.
 
 Everything the pages load is served from the site itself: no request leaves its origin.
@@ -41,6 +42,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
+from mkdocs.utils import get_relative_url
 
 log = logging.getLogger("mkdocs.hooks.lab")
 
@@ -80,10 +82,13 @@ def widget_names() -> list[str]:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    for name in widget_names():
+    # Right after lab.js: deferred scripts and modules run in document order, and the widgets paint the charts.
+    paths = [str(script) for script in config.extra_javascript]
+    at = paths.index("js/lab.js") + 1 if "js/lab.js" in paths else len(paths)
+    for offset, name in enumerate(widget_names()):
         script = ExtraScriptValue(f"js/widgets/{name}.js")
         script.type = "module"
-        config.extra_javascript.append(script)
+        config.extra_javascript.insert(at + offset, script)
     return config
 
 
@@ -173,7 +178,30 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     return result
 
 
-# --- 4. vendored runtime and the core wheel -----------------------------------------------------------------
+# --- 4. start Python first ------------------------------------------------------------------------------------
+
+# Creates the Python worker from <head>, before the page's stylesheets and scripts load, so Pyodide's boot (the
+# slow part of a first visit) starts at once; lab.js adopts the worker and the messages it has sent so far.
+BOOT = (
+    "<script>(() => { try {"
+    ' const worker = new Worker(new URL("{url}", document.baseURI), { type: "module" });'
+    " const boot = { worker, queue: [], error: null };"
+    " worker.onmessage = (event) => boot.queue.push(event.data);"
+    ' worker.onerror = (event) => { event.preventDefault(); boot.error = event.message || ""; };'
+    " window.__sdBoot = boot;"
+    " } catch {} })();</script>"
+)
+
+
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    script = BOOT.replace("{url}", get_relative_url("js/worker.js", page.url))
+    head = re.search(r"<head>\s*(<meta charset=[^>]*>)?", output)
+    if head is None:
+        raise PluginError(f"{page.file.src_uri}: no <head> to start the Python worker from")
+    return output[: head.end()] + script + output[head.end() :]
+
+
+# --- 5. vendored runtime and the core wheel -----------------------------------------------------------------
 
 
 def _copy(src: Path, dest: Path) -> None:

@@ -1,6 +1,7 @@
 // The messages between the page (lab.js) and the Python worker (worker.js). Every message is {id, type, ...}.
 //
-//   page -> worker   INIT     {id, type}                         start up (sent once, right after new Worker)
+//   page -> worker   INIT     {id, type}                         report how start-up ends (READY or ERROR with
+//                                                                this id); the worker starts up on its own
 //   worker -> page   PROGRESS {id, type, phase}                  start-up entered a phase (PHASES, in order)
 //   worker -> page   READY    {id, type, version}                start-up finished; CALLs are answered from now
 //   page -> worker   CALL     {id, type, name, args}             run specdec_core.web handler `name`;

@@ -56,8 +56,19 @@ function wasmFailure() {
   return { failed, restore: () => (console.warn = warn) };
 }
 
+// The wheel is fetched while the runtime loads; its errors are reported in the "core wheel" phase.
+async function fetchWheel() {
+  // The manifest names the wheel; always revalidated, so a redeploy is picked up. Its digest busts caches.
+  const manifest = await (await fetchOk(new URL("wheels/manifest.json", SITE), { cache: "no-cache" })).json();
+  const wheelUrl = new URL(`wheels/${manifest.core.file}`, SITE);
+  wheelUrl.searchParams.set("v", manifest.core.sha256.slice(0, 16));
+  return (await fetchOk(wheelUrl)).arrayBuffer();
+}
+
 async function start() {
   progress("runtime");
+  const wheel = fetchWheel();
+  wheel.catch(() => {}); // awaited below; a failure must not surface as an unhandled rejection first
   const watch = wasmFailure();
   let pyodide;
   try {
@@ -67,12 +78,7 @@ async function start() {
   }
 
   progress("core wheel");
-  // The manifest names the wheel; always revalidated, so a redeploy is picked up. Its digest busts caches.
-  const manifest = await (await fetchOk(new URL("wheels/manifest.json", SITE), { cache: "no-cache" })).json();
-  const wheelUrl = new URL(`wheels/${manifest.core.file}`, SITE);
-  wheelUrl.searchParams.set("v", manifest.core.sha256.slice(0, 16));
-  const wheel = await (await fetchOk(wheelUrl)).arrayBuffer();
-  pyodide.unpackArchive(wheel, "wheel");
+  pyodide.unpackArchive(await wheel, "wheel");
 
   progress("import");
   web = pyodide.pyimport("specdec_core.web");
@@ -93,13 +99,15 @@ function errorMessage(id, err, where) {
   return out;
 }
 
-let ready = null;
+// Start-up begins as soon as this module runs: the page may create the worker from <head> (see build_hook.py)
+// before lab.js has loaded. INIT only asks to be told the outcome.
+const ready = start();
+ready.catch(() => {}); // reported to INIT below
 
 self.onmessage = async (event) => {
   const message = event.data;
   if (message.type === MSG.INIT) {
     initId = message.id;
-    ready ??= start();
     try {
       const version = await ready;
       self.postMessage({ id: initId, type: MSG.READY, version });
@@ -107,10 +115,6 @@ self.onmessage = async (event) => {
       self.postMessage(errorMessage(initId, err, phase));
     }
   } else if (message.type === MSG.CALL) {
-    if (!ready) {
-      self.postMessage(errorMessage(message.id, new Error("CALL before INIT: the worker was not started")));
-      return;
-    }
     try {
       await ready;
     } catch (err) {
