@@ -44,7 +44,10 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import os
+import platform
 import random
+import sys
 from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
@@ -134,6 +137,41 @@ def _check_finite(value: object, where: str, path: str) -> None:
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
             _check_finite(item, where, f"{path}[{i}]")
+
+
+# --- runtime ----------------------------------------------------------------------------------------------------
+
+
+def _precompiled(module: object) -> bool:
+    """Was ``module`` loaded from an unchecked-hash .pyc (PEP 552), as the site ships for the browser?"""
+    cached = getattr(module, "__cached__", None)
+    if not cached or not os.path.isfile(cached):
+        return False
+    with open(cached, "rb") as pyc:
+        header = pyc.read(8)
+    # Bytes 4-8 are the flags: bit 0 "hash-based", bit 1 "check the source". Unchecked hash-based: 0b01.
+    return len(header) == 8 and int.from_bytes(header[4:8], "little") == 0b01
+
+
+@handler("runtime.info", example={})
+def runtime_info() -> dict[str, Any]:
+    """Where this code runs: Python's version and platform, the package version, and whether every loaded module
+    of the package came from precompiled bytecode rather than being compiled from source on import.
+
+    >>> info = runtime_info()
+    >>> info["python"] == platform.python_version(), info["precompiled"]
+    (True, False)
+    """
+    from . import __version__
+
+    loaded = [module for name, module in sorted(sys.modules.items()) if name.partition(".")[0] == "specdec_core"]
+    return {
+        "python": platform.python_version(),
+        "platform": sys.platform,
+        "version": __version__,
+        "modules": len(loaded),
+        "precompiled": bool(loaded) and all(_precompiled(module) for module in loaded),
+    }
 
 
 def _rounded(values: list[float]) -> list[float]:

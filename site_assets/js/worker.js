@@ -4,7 +4,8 @@
 // <site root>/js/worker.js, so the site works at a domain root and under a GitHub Pages sub-path alike.
 // Start-up runs in named phases behind one `ready` promise; a failure in any phase is reported as ERROR with the
 // phase, never swallowed. The core wheel is unpacked straight onto sys.path (no micropip: it is pure Python and
-// has no dependencies). Everything below `handle` is start-up.
+// has no dependencies), and its bytecode, precompiled at build time, beside it.
+// Everything below `handle` is start-up.
 
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
 import { MSG, PHASES } from "./protocol.js";
@@ -56,19 +57,22 @@ function wasmFailure() {
   return { failed, restore: () => (console.warn = warn) };
 }
 
-// The wheel is fetched while the runtime loads; its errors are reported in the "core wheel" phase.
-async function fetchWheel() {
-  // The manifest names the wheel; always revalidated, so a redeploy is picked up. Its digest busts caches.
+// The wheel and its precompiled bytecode are fetched while the runtime loads; errors surface in "core wheel".
+async function fetchCore() {
+  // The manifest names the files; always revalidated, so a redeploy is picked up. Their digests bust caches.
   const manifest = await (await fetchOk(new URL("wheels/manifest.json", SITE), { cache: "no-cache" })).json();
-  const wheelUrl = new URL(`wheels/${manifest.core.file}`, SITE);
-  wheelUrl.searchParams.set("v", manifest.core.sha256.slice(0, 16));
-  return (await fetchOk(wheelUrl)).arrayBuffer();
+  const get = async ({ file, sha256 }) => {
+    const url = new URL(`wheels/${file}`, SITE);
+    url.searchParams.set("v", sha256.slice(0, 16));
+    return (await fetchOk(url)).arrayBuffer();
+  };
+  return Promise.all([get(manifest.core), get(manifest.bytecode)]);
 }
 
 async function start() {
   progress("runtime");
-  const wheel = fetchWheel();
-  wheel.catch(() => {}); // awaited below; a failure must not surface as an unhandled rejection first
+  const core = fetchCore();
+  core.catch(() => {}); // awaited below; a failure must not surface as an unhandled rejection first
   const watch = wasmFailure();
   let pyodide;
   try {
@@ -78,7 +82,10 @@ async function start() {
   }
 
   progress("core wheel");
-  pyodide.unpackArchive(await wheel, "wheel");
+  const [wheel, bytecode] = await core;
+  pyodide.unpackArchive(wheel, "wheel");
+  // __pycache__/*.pyc beside the modules (compile_bytecode.mjs): the import below skips compiling the sources.
+  pyodide.unpackArchive(bytecode, "zip");
 
   progress("import");
   web = pyodide.pyimport("specdec_core.web");

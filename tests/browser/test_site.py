@@ -182,6 +182,17 @@ def test_page_reaches_ready_and_every_widget_goes_live(page: Any, server: SiteSe
     expect(page.locator(".sd-error")).to_have_count(0)
 
 
+def test_python_in_the_page_runs_the_precompiled_core(page: Any, server: SiteServer) -> None:
+    """The worker runs CPython 3.14 (Pyodide 314) and imported specdec_core from the bytecode the build shipped."""
+    open_page(page, server, "")
+    expect_ready(page)
+    info = page.evaluate("SDLab.call('runtime.info', {})")
+    assert info["python"].startswith("3.14."), info
+    assert info["platform"] == "emscripten", info
+    assert info["modules"] >= 8, info  # the package and the modules web imports
+    assert info["precompiled"] is True, info
+
+
 def widget_pages_for_navigation() -> list[str]:
     return [p for p in WIDGET_PAGES if p != ""] or [NOT_BUILT]
 
