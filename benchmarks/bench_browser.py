@@ -185,8 +185,10 @@ def fresh_page(browser: Browser) -> Iterator[Page]:
 
 
 def wait_live(page: Page) -> None:
+    """Python is ready, every widget has answered a live call, and Plotly has taken over every chart."""
     page.wait_for_function(
         """() => document.querySelector('[data-sd-status="ready"]') &&
+            document.documentElement.dataset.sdCharts === 'plotly' &&
             [...document.querySelectorAll('.md-content .sd-widget')].every((w) => w.dataset.sdLive === 'true')""",
         timeout=BOOT_MS,
     )

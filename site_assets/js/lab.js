@@ -682,6 +682,13 @@ window.SDLab = Object.freeze({
 });
 python.start();
 document.documentElement.dataset.sdCharts = "sketch";
+// Fetched at idle priority during the boot (not parsed), so on a real network the script is at hand once Python is.
+if (!window.Plotly) {
+  const hint = document.createElement("link");
+  hint.rel = "prefetch";
+  hint.href = new URL("vendor/plotly.min.js", SITE).href;
+  document.head.append(hint);
+}
 python.ready.then(upgradeCharts, upgradeCharts);
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);
