@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from typing import Any
 
 import pytest
 
-from specdec_core import theory, web
+from specdec_core import engine, models, policies, theory, web
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
@@ -228,7 +229,21 @@ def test_policies_are_deterministic_given_the_seed() -> None:
 def test_policies_dynamic_schedule_carries_over_between_chunks() -> None:
     first = call("tuning.policies", tokens=25, chunk=0, seed=2, gamma=3)
     gamma_after = first["state"]["dynamic"]["gamma"]
-    assert 1 <= gamma_after <= 16
+    # The carried length is the schedule replayed over chunk 0's rounds (same pair, same random stream):
+    # +2 after a round that accepted every draft, -1 otherwise, within [1, 16].
+    replayed, context, emitted = 3, [], 0
+    policy = policies.DynamicPolicy(3, 16)
+    rng = random.Random("tuning:2:0")
+    while emitted < 25:
+        trace = engine.generate_speculative(
+            models.ngram_pair(), policy, max_tokens=25 - emitted, rng=rng, context=context
+        )
+        for r in trace.rounds:
+            replayed = min(16, replayed + 2) if r.accepted == r.gamma else max(1, replayed - 1)
+        emitted += trace.counters.emitted
+        context = [] if trace.stopped == "end" else (context + trace.tokens)[-8:]
+    assert replayed != 3  # the schedule moved: a state that kept the starting length would fail the next line
+    assert gamma_after == replayed
     tampered = json.loads(json.dumps(first["state"]))
     tampered["dynamic"]["gamma"] = 16 if gamma_after != 16 else 1
     second = call("tuning.policies", tokens=25, chunk=1, seed=2, gamma=3, state=tampered, policies_=["dynamic"])
