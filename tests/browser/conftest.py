@@ -211,3 +211,28 @@ def page(context: Any, server: SiteServer, browser_log: BrowserLog, request: pyt
 def expect_plotly(page: Any) -> None:
     """Plotly has loaded (after Python's start-up) and redrawn every chart the page had sketched."""
     expect(page.locator("html")).to_have_attribute("data-sd-charts", "plotly", timeout=CHARTS_MS)
+
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+# Serious and critical findings of axe-core in ``within`` (a CSS selector; the whole document when None).
+AXE_RUN = """async (within) => (await axe.run(within ? document.querySelector(within) : document,
+        {resultTypes: ['violations']})).violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}))"""
+
+
+def axe_violations(page: Any, within: str | None = None) -> list[str]:
+    """axe-core (from npm, injected once per document) on the page as it is now: serious or critical findings."""
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found: list[dict[str, Any]] = page.evaluate(AXE_RUN, within)
+    return [f"{v['impact']} {v['id']}: {v['help']} at {v['nodes']}" for v in found]
+
+
+def switch_scheme(page: Any) -> str:
+    """Click Material's palette toggle and wait until the colour scheme has changed; returns the new scheme."""
+    body = page.locator("body")
+    before = body.get_attribute("data-md-color-scheme") or ""
+    page.locator("label.md-header__button[for^='__palette']:visible").click()
+    expect(body).not_to_have_attribute("data-md-color-scheme", before)
+    return body.get_attribute("data-md-color-scheme") or ""

@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import expect_plotly
+from conftest import axe_violations, expect_plotly, switch_scheme
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
@@ -31,7 +30,6 @@ Q = [0.2, 0.2, 0.6]
 # The labels the pages show (escaped: the linter flags Greek letters that look like Latin ones).
 GAMMA_LABEL = "Speculation length \u03b3"
 ALPHA_LABEL = "Agreement rate \u03b1"
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def tv_bound(n: int, k: int, delta: float = 1e-9) -> float:
@@ -224,12 +222,6 @@ def test_instant_navigation_between_the_pages_keeps_widgets_live(page: Any) -> N
 def test_no_serious_accessibility_violations(page: Any, path: str, widget: str, scheme: str) -> None:
     open_live(page, path, widget)
     if scheme == "dark":
-        before = page.evaluate("document.body.dataset.mdColorScheme")
-        page.locator("label.md-header__button[for^='__palette']:visible").click()
-        page.wait_for_function(f"document.body.dataset.mdColorScheme !== {json.dumps(before)}")
-    page.add_script_tag(path=str(AXE))
-    found = page.evaluate("async () => (await axe.run(document.querySelector('.md-content'))).violations")
-    serious = [
-        f"{v['id']}: {v['help']} ({len(v['nodes'])} nodes)" for v in found if v["impact"] in ("serious", "critical")
-    ]
+        switch_scheme(page)
+    serious = axe_violations(page, ".md-content")
     assert not serious, serious

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import expect_plotly
+from conftest import axe_violations, expect_plotly, switch_scheme
 from playwright.sync_api import expect
 
 from specdec_core import web
 
 pytestmark = pytest.mark.browser
 
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 PROMPT = "Mr. Darcy looked at her and"
 # Spelled out: ruff flags literal Greek letters as confusable.
 GAMMA_LABEL = "Speculation length \N{GREEK SMALL LETTER GAMMA}"
@@ -199,10 +197,5 @@ def test_pages_have_no_serious_accessibility_violations(page: Any, path: str, sc
     for widget in page.locator(".sd-widget").all():
         expect(widget).to_have_attribute("data-sd-live", "true", timeout=30_000)
     if scheme == "dark":
-        before = page.evaluate("document.body.dataset.mdColorScheme")
-        page.locator("label.md-header__button[for^='__palette']:visible").click()
-        page.wait_for_function(f"document.body.dataset.mdColorScheme !== {json.dumps(before)}")
-    page.add_script_tag(path=str(AXE))
-    found = page.evaluate("async () => (await axe.run(document.querySelector('.md-content'))).violations")
-    serious = [f"{v['id']}: {v['help']} ({len(v['nodes'])})" for v in found if v["impact"] in ("serious", "critical")]
-    assert serious == []
+        switch_scheme(page)
+    assert axe_violations(page, ".md-content") == []

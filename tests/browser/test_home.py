@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import expect_plotly
+from conftest import axe_violations, expect_plotly, switch_scheme
 from playwright.sync_api import expect
 
 from specdec_core import figures, web
@@ -23,7 +22,6 @@ READY = "Ready: target context synchronized"
 RUN = {"rounds": 300, "shown": 16}  # the page's run, as in docs/index.md
 # Waits on Python's answers: generous, because a busy test machine can take seconds per worker call.
 LIVE = 60_000
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def native(**args: Any) -> dict[str, Any]:
@@ -175,16 +173,10 @@ def test_theme_toggle_restyles_the_3d_scene(page: Any) -> None:
 
 def test_no_serious_accessibility_findings_in_either_theme(page: Any) -> None:
     open_home(page)
-    page.add_script_tag(path=str(AXE))
-    audit = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
-        .filter(v => ['serious', 'critical'].includes(v.impact))
-        .map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"""
-    scheme = page.locator("body")
-    first = scheme.get_attribute("data-md-color-scheme")
-    assert page.evaluate(audit) == [], first
-    page.locator("label.md-header__button[for^='__palette']:visible").click()
-    expect(scheme).not_to_have_attribute("data-md-color-scheme", first or "")
-    assert page.evaluate(audit) == [], scheme.get_attribute("data-md-color-scheme")
+    first = page.locator("body").get_attribute("data-md-color-scheme")
+    assert axe_violations(page) == [], first
+    second = switch_scheme(page)
+    assert axe_violations(page) == [], second
 
 
 def test_instant_navigation_away_and_back_keeps_the_lab_live(page: Any) -> None:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import expect_plotly
+from conftest import axe_violations, expect_plotly, switch_scheme
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -21,7 +20,6 @@ from specdec_core import web
 pytestmark = pytest.mark.browser
 
 READY = "Ready: target context synchronized"
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 WIDGET = '.sd-widget[data-widget="playground"]'
 GAMMA_SIGN = "\N{GREEK SMALL LETTER GAMMA}"
 GAMMA = "Speculation length " + GAMMA_SIGN
@@ -203,13 +201,7 @@ def test_takeaway_follows_the_setting_and_the_page_passes_axe(page: Any) -> None
         GAMMA_SIGN + " = 5"
     )
 
-    page.add_script_tag(path=str(AXE))
-    audit = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
-        .filter(v => ['serious', 'critical'].includes(v.impact))
-        .map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"""
-    scheme = page.locator("body")
-    first = scheme.get_attribute("data-md-color-scheme")
-    assert page.evaluate(audit) == [], first
-    page.locator("label.md-header__button[for^='__palette']:visible").click()
-    expect(scheme).not_to_have_attribute("data-md-color-scheme", first or "")
-    assert page.evaluate(audit) == [], scheme.get_attribute("data-md-color-scheme")
+    first = page.locator("body").get_attribute("data-md-color-scheme")
+    assert axe_violations(page) == [], first
+    second = switch_scheme(page)
+    assert axe_violations(page) == [], second

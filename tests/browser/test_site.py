@@ -18,13 +18,12 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
-from conftest import BUILT_FOR, ROOT, SITE, SiteServer, expect_plotly
+from conftest import BUILT_FOR, SITE, SiteServer, axe_violations, expect_plotly
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
 READY = "Ready: target context synchronized"
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 # Start-up is Pyodide's boot plus the wheel (about 2.5 s here); the margin covers a loaded 2-core machine.
 BOOT_MS = 60_000
 NOT_BUILT = "(site not built)"
@@ -275,18 +274,6 @@ def test_theme_toggle_restyles_every_chart(page: Any, server: SiteServer, path: 
     toggle_palette(page)
     expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "default")
     page.wait_for_function(f"light => ({FONT_COLOURS})().every((colour, i) => colour === light[i])", arg=light)
-
-
-AXE_RUN = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
-    .filter(v => v.impact === 'serious' || v.impact === 'critical')
-    .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}))"""
-
-
-def axe_violations(page: Any) -> list[str]:
-    if not page.evaluate("typeof axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    found: list[dict[str, Any]] = page.evaluate(AXE_RUN)
-    return [f"{v['impact']} {v['id']}: {v['help']} at {v['nodes']}" for v in found]
 
 
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
