@@ -16,6 +16,7 @@
 // No hover, zoom or animation: that is what Plotly is for. Anything unknown is skipped, never an error.
 
 const SVG = "http://www.w3.org/2000/svg";
+let sketchCount = 0;
 const FALLBACK_WIDTH = 700; // a chart in a hidden tab has no width yet
 const DEFAULT_MARGIN = { l: 80, r: 80, t: 100, b: 80 };
 const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"];
@@ -252,7 +253,7 @@ function swatch(g, t, x, y, defs, theme) {
 // --- marks --------------------------------------------------------------------------------------------------
 
 function patternId(defs, shape, colour) {
-  const id = `sd-sketch-${"/x.-+\\|".indexOf(shape)}-${colour.replace(/[^0-9a-z]/gi, "")}`;
+  const id = `${defs.dataset.prefix}-${"/x.-+\\|".indexOf(shape)}-${colour.replace(/[^0-9a-z]/gi, "")}`;
   if (defs.querySelector(`#${CSS.escape(id)}`)) return id;
   // As Plotly draws a pattern by default: the marker colour as ink on a transparent ground.
   const p = node("pattern", { id, width: 8, height: 8, patternUnits: "userSpaceOnUse" }, defs);
@@ -440,9 +441,8 @@ function drawHeatmap(g, t, xa, ya) {
   return { zmin, zmax, title: titleOf(t.colorbar) };
 }
 
-function drawColorbar(g, bar, x, top, height, theme) {
-  const id = "sd-sketch-viridis";
-  const defs = node("defs", {}, g);
+function drawColorbar(g, defs, bar, x, top, height, theme) {
+  const id = `${defs.dataset.prefix}-viridis`;
   const grad = node("linearGradient", { id, x1: 0, y1: 1, x2: 0, y2: 0 }, defs);
   VIRIDIS.forEach((c, i) => node("stop", { offset: i / (VIRIDIS.length - 1), "stop-color": c }, grad));
   node("rect", { x, y: top, width: 12, height, fill: `url(#${id})` }, g);
@@ -585,7 +585,8 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
     "font-size": fontSize,
     fill: theme.fg,
   });
-  const defs = node("defs", {}, svg);
+  // Ids of patterns and gradients are unique per sketch: a page holds many, and url(#id) resolves page-wide.
+  const defs = node("defs", { "data-prefix": `sd-sketch-${++sketchCount}` }, svg);
 
   // The legend's bottom edge sits at paper y (1.02: just above the plot); when it does not fit in the top margin,
   // the plot moves down, as Plotly's automargin does.
@@ -711,7 +712,7 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
   }
   for (const bars of pairs.values()) drawBars(marks, bars, barmode, defs, theme);
   for (const t of data) if (t.type === "scatter") drawScatter(marks, t, axes[t.xaxis || "x"], axes[t.yaxis || "y"], theme);
-  if (colourbar && heat.showscale !== false) drawColorbar(axisLayer, colourbar, plot.x + plot.w + 16, plot.y + 14, plot.h - 14, theme);
+  if (colourbar && heat.showscale !== false) drawColorbar(axisLayer, defs, colourbar, plot.x + plot.w + 16, plot.y + 14, plot.h - 14, theme);
 
   // Shapes (lines) and annotations, in data or paper coordinates.
   const where = (ref, value, letter) => {

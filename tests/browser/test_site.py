@@ -323,6 +323,12 @@ def test_build_time_figures_are_sketched_before_python_and_plotly(page: Any, ser
         expect_build_time_charts(page, path, "sketch")
         expect(page.locator("html")).to_have_attribute("data-sd-charts", "sketch")
         assert page.evaluate("typeof window.Plotly") == "undefined"
+        # Patterns and gradients are referenced by url(#id), which resolves page-wide: every id is unique.
+        repeated = page.evaluate(
+            "() => { const ids = [...document.querySelectorAll('svg.sd-sketch [id]')].map((e) => e.id);"
+            " return ids.filter((id, i) => ids.indexOf(id) !== i); }"
+        )
+        assert repeated == [], repeated
     finally:
         server.release()
     expect_ready(page)
