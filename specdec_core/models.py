@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
-from importlib import resources
 from itertools import pairwise
 from typing import Protocol, TypeVar, overload
 
@@ -360,6 +359,10 @@ class _Counts:
 
 
 def _read_text() -> str:
+    # Imported on first use: importlib.resources costs about 12 ms of start-up in Pyodide, and only the n-gram
+    # pages read the text.
+    from importlib import resources
+
     return resources.files("specdec_core").joinpath(TEXT_RESOURCE).read_text(encoding="utf-8")
 
 
