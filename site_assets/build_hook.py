@@ -18,7 +18,8 @@ What it does, in build order:
    JSON as JavaScript. The settings script must directly follow the opening tag; the handler part is optional.
    ``NAME`` must have a widget file ``site_assets/js/widgets/NAME.js``. Any other ``<script>`` left in page
    content is reported (a warning, so ``mkdocs build --strict`` fails).
-4. ``on_post_page``: an inline script in ``<head>`` creates the Python worker before anything else loads.
+4. ``on_post_page``: an inline script in ``<head>`` creates the Python worker before anything else loads, and
+   keeps deferred sections (``<div class="sd-later" markdown>``, see lab.css) unstyled while Python boots.
 5. ``on_post_build``: copies the vendored runtime from ``node_modules`` (only the files the pages load) and the
    core wheel from ``dist/`` into the site, with the wheel's modules precompiled to bytecode by that same Pyodide
    (``compile_bytecode.mjs``; importing from source cost about 80 ms of start-up), and writes
@@ -186,7 +187,12 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
 # Creates the Python worker from <head>, before the page's stylesheets and scripts load, so Pyodide's boot (the
 # slow part of a first visit) starts at once; lab.js adopts the worker and the messages it has sent so far.
 BOOT = (
-    "<script>(() => { try {"
+    "<script>(() => {"
+    # Deferred sections (.sd-later, lab.css) stay unstyled until lab.js says otherwise; if lab.js never runs,
+    # the load event shows them. Not when the URL names an anchor, which may lie inside one.
+    ' if (!location.hash) { const root = document.documentElement; root.classList.add("sd-boot");'
+    ' addEventListener("load", () => window.SDLab || root.classList.remove("sd-boot"), { once: true }); }'
+    " try {"
     ' const worker = new Worker(new URL("{url}", document.baseURI), { type: "module" });'
     " const boot = { worker, queue: [], error: null };"
     " worker.onmessage = (event) => boot.queue.push(event.data);"

@@ -371,6 +371,35 @@ new MutationObserver(() => {
   }
 }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
 
+// --- deferred sections ------------------------------------------------------------------------------------------
+
+// html.sd-boot (set from <head>, see build_hook.py) keeps .sd-later sections unstyled while Python boots (lab.css).
+// They are shown once Python is ready or has failed, or as soon as one comes within a screen of the viewport.
+let laterObserver = null;
+
+function showLater() {
+  document.documentElement.classList.remove("sd-boot");
+  laterObserver?.disconnect();
+  laterObserver = null;
+}
+
+function watchLater() {
+  if (!document.documentElement.classList.contains("sd-boot")) return;
+  laterObserver ??= new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showLater(), {
+    rootMargin: "0px 0px 100% 0px",
+  });
+  // A hidden section has no box to watch: watch what comes before it (its heading).
+  for (const el of document.querySelectorAll(".sd-later")) laterObserver.observe(el.previousElementSibling || el.parentElement);
+}
+
+addEventListener("beforeprint", showLater);
+// A link to an anchor inside a hidden section scrolled to nothing: show the section, then scroll again.
+addEventListener("hashchange", () => {
+  if (!document.documentElement.classList.contains("sd-boot")) return;
+  showLater();
+  document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView();
+});
+
 // --- URL state --------------------------------------------------------------------------------------------------
 
 // The shared query parameters and their default ranges; a widget may pass its own spec to ctx.url.read.
@@ -667,6 +696,7 @@ function onPage() {
   for (const el of [...mounted.keys()]) if (!el.isConnected) unmount(el); // left behind by instant navigation
   if (python.error) showPageError(python.error);
   mountAll();
+  watchLater();
 }
 
 // Also for tests and benchmarks: SDLab.call(name, args) runs a handler without any widget or banner.
@@ -689,6 +719,7 @@ if (!window.Plotly) {
   hint.href = new URL("vendor/plotly.min.js", SITE).href;
   document.head.append(hint);
 }
+python.ready.then(showLater, showLater);
 python.ready.then(upgradeCharts, upgradeCharts);
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);

@@ -70,6 +70,8 @@ PAGES = site_pages()
 # Pages with at least one widget placeholder, and those where the build drew at least one chart.
 WIDGET_PAGES = [p for p in PAGES if build_time_figures(p)] or [NOT_BUILT]
 CHART_PAGES = [p for p in PAGES if any(build_time_figures(p))] or [NOT_BUILT]
+# Pages with a deferred section (a long code listing in <div class="sd-later" markdown>).
+LATER_PAGES = [p for p in PAGES if 'class="sd-later"' in page_html(p)] or [NOT_BUILT]
 
 
 def page_id(path: str) -> str:
@@ -334,6 +336,44 @@ def test_build_time_figures_are_sketched_before_python_and_plotly(page: Any, ser
     expect_ready(page)
     expect_widgets_live(page)  # and every chart redrawn by Plotly
     expect(page.locator(".md-content svg.sd-sketch")).to_have_count(0)
+
+
+@pytest.mark.parametrize("path", LATER_PAGES, ids=page_id)
+def test_code_listings_wait_for_python_unless_the_reader_gets_there_first(
+    page: Any, server: SiteServer, path: str
+) -> None:
+    """While Python boots, a long code listing below the widgets is not laid out (it would hold up the charts'
+    first paint): it is shown once Python is ready, at once when the reader scrolls near it, and from the start
+    when the URL names an anchor."""
+    later = page.locator(".md-content .sd-later")
+    heading = later.locator("xpath=preceding-sibling::*[1]")
+    status = page.locator("[data-sd-status]")
+    server.hold("pyodide.asm.wasm")
+    try:
+        open_page(page, server, path)
+        expect(status).to_have_attribute("data-sd-status", "loading")
+        expect_build_time_charts(page, path, "sketch")
+        expect(later).to_have_count(1)
+        expect(later).to_be_hidden()
+        heading.scroll_into_view_if_needed()
+        expect(later.locator("pre code").first).to_be_visible()
+        expect(status).to_have_attribute("data-sd-status", "loading")
+
+        anchor = heading.get_attribute("id")
+        assert anchor, f"the heading before {path}'s deferred section has no id"
+        open_page(page, server, f"{path}#{anchor}")
+        expect(status).to_have_attribute("data-sd-status", "loading")
+        expect(later.locator("pre code").first).to_be_visible()
+        assert page.evaluate("document.documentElement.classList.contains('sd-boot')") is False
+
+        open_page(page, server, path)
+        expect(status).to_have_attribute("data-sd-status", "loading")
+        expect(later).to_be_hidden()
+    finally:
+        server.release()
+    expect_ready(page)
+    expect(later.locator("pre code").first).to_be_attached()
+    expect(later).to_be_visible()
 
 
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
