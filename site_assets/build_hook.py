@@ -2,8 +2,9 @@
 
 What it does, in build order:
 
-1. ``on_config``: adds every ``site_assets/js/widgets/*.js`` to ``extra_javascript`` as a module, right after
-   ``js/lab.js``. A widget author drops a file there and it loads on every page.
+1. ``on_post_page`` (below) adds, right after ``js/lab.js``, a module script for each widget the page holds: a
+   widget is the file ``site_assets/js/widgets/NAME.js``, and a widget author just drops one there. A page reached
+   by instant navigation gets the modules it lacks from ``lab.js``, which imports them on demand.
 2. ``on_files``: serves ``site_assets/js/**`` and ``site_assets/css/**`` at ``js/...`` and ``css/...`` in the site.
 3. ``on_page_content``: for each widget placeholder
 
@@ -34,14 +35,14 @@ import hashlib
 import importlib
 import json
 import logging
+import posixpath
 import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from mkdocs.config.config_options import ExtraScriptValue
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -85,15 +86,23 @@ def widget_names() -> list[str]:
     return sorted(path.stem for path in (ASSETS / "js" / "widgets").glob("*.js"))
 
 
-def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    # Right after lab.js: deferred scripts and modules run in document order, and the widgets paint the charts.
-    paths = [str(script) for script in config.extra_javascript]
-    at = paths.index("js/lab.js") + 1 if "js/lab.js" in paths else len(paths)
-    for offset, name in enumerate(widget_names()):
-        script = ExtraScriptValue(f"js/widgets/{name}.js")
-        script.type = "module"
-        config.extra_javascript.insert(at + offset, script)
-    return config
+# Widgets per page (source path -> names), found by on_page_content and loaded by on_post_page.
+PAGE_WIDGETS: dict[str, list[str]] = {}
+
+
+def widget_scripts(html: str, page: Page) -> str:
+    """The page's widget modules, as script tags right after lab.js's: deferred modules run in document order,
+    so each finds lab.js (``SDLab``) ready, and all have registered before the first ``document$`` emission."""
+    names = PAGE_WIDGETS.get(page.file.src_uri, [])
+    lab = re.search(r'<script src="[^"]*\bjs/lab\.js"[^>]*></script>', html)
+    if lab is None:
+        if names:
+            raise PluginError(f"{page.file.src_uri}: widgets need js/lab.js in extra_javascript")
+        return html
+    tags = "".join(
+        f'<script src="{get_relative_url(f"js/widgets/{name}.js", page.url)}" type="module"></script>' for name in names
+    )
+    return html[: lab.end()] + tags + html[lab.end() :]
 
 
 # --- 2. site_assets into the site ---------------------------------------------------------------------------
@@ -145,6 +154,7 @@ def render_widget(name: str, settings: dict[str, Any], where: str) -> str | None
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     where = page.file.src_uri
     known = set(widget_names())
+    used: set[str] = set()
     out: list[str] = []
     pos = 0
     for match in WIDGET_OPEN.finditer(html):
@@ -153,6 +163,7 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
         if name_match is None:
             raise PluginError(f"{where}: a widget placeholder needs data-widget=\"name\": {tag}")
         name = name_match.group(1)
+        used.add(name)
         if name not in known:
             raise PluginError(f"{where}: no widget file site_assets/js/widgets/{name}.js for data-widget={name!r}")
         out.append(html[pos : match.end()])
@@ -172,6 +183,7 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
         if initial is not None:
             out.append(f"\n<template data-sd-initial data-search-exclude>{_inert_json(json.loads(initial))}</template>")
     out.append(html[pos:])
+    PAGE_WIDGETS[where] = sorted(used)
     result = "".join(out)
     if ANY_SCRIPT.search(result):
         log.warning(
@@ -202,8 +214,34 @@ BOOT = (
 )
 
 
+STATIC_IMPORT = re.compile(r'^import\b[^;]*?\bfrom\s+"(\.{1,2}/[^"]+)";', re.MULTILINE)
+
+
+def static_imports(module: str) -> list[str]:
+    """Site paths of the modules ``module`` (a site path under js/) imports statically, recursively."""
+    found: list[str] = []
+    todo = [module]
+    while todo:
+        current = PurePosixPath(todo.pop())
+        source = ASSETS / current
+        for spec in STATIC_IMPORT.findall(source.read_text("utf-8")) if source.exists() else []:
+            target = posixpath.normpath(str(current.parent / spec))
+            if target not in found:
+                found.append(target)
+                todo.append(target)
+    return found
+
+
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    output = widget_scripts(output, page)
     script = BOOT.replace("{url}", get_relative_url("js/worker.js", page.url))
+    # The modules lab.js and the page's widgets import: without a hint the browser finds them only once the page
+    # is parsed, and the first chart waits for one more round trip.
+    modules = ["js/lab.js", *(f"js/widgets/{name}.js" for name in PAGE_WIDGETS.get(page.file.src_uri, []))]
+    imported = dict.fromkeys(dep for module in modules for dep in static_imports(module))
+    for dep in imported:
+        script += f'<link rel="modulepreload" href="{get_relative_url(dep, page.url)}">'
+
     head = re.search(r"<head>\s*(<meta charset=[^>]*>)?", output)
     if head is None:
         raise PluginError(f"{page.file.src_uri}: no <head> to start the Python worker from")

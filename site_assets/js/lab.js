@@ -1,6 +1,7 @@
 // The lab's page side: one Python worker per tab, the global status line, and the widget registry.
 //
-// WIDGET API (for files in site_assets/js/widgets/NAME.js; the build hook loads each as a module after this file)
+// WIDGET API (for files in site_assets/js/widgets/NAME.js; the build hook loads a page's own widgets as modules
+// after this file, and a page reached by instant navigation gets the ones it lacks from loadWidget below)
 //
 //   A page holds a placeholder; the settings script must directly follow the opening tag:
 //
@@ -234,7 +235,7 @@ function retryAll() {
   python.restart();
   python.ready.then(upgradeCharts, upgradeCharts); // Plotly too, if it had failed to load
   for (const el of [...mounted.keys()]) unmount(el);
-  mountAll();
+  mountAll({ load: true });
 }
 
 // --- theme and charts -------------------------------------------------------------------------------------------
@@ -680,9 +681,33 @@ function unmount(el) {
   }
 }
 
-function mountAll() {
-  const placeholders = document.querySelectorAll(".sd-widget[data-widget]");
-  for (const el of placeholders) mount(el);
+// A page's own widget modules load with it (build_hook.py). One that came by instant navigation may hold widgets
+// whose modules are not loaded yet: they are imported here, and register (and so mount) when they arrive.
+const loading = new Map(); // widget name -> import promise
+const failedLoads = new Map(); // widget name -> failed attempts
+
+function loadWidget(name) {
+  if (loading.has(name)) return;
+  const url = new URL(`widgets/${name}.js`, import.meta.url);
+  // The browser remembers a failed module URL: a later attempt (Retry, the next page) asks for a fresh one.
+  if (failedLoads.has(name)) url.searchParams.set("attempt", failedLoads.get(name) + 1);
+  loading.set(
+    name,
+    import(url.href).catch((err) => {
+      loading.delete(name);
+      failedLoads.set(name, (failedLoads.get(name) || 0) + 1);
+      const text = `the ${name} widget failed to load (${url.pathname}): ${err?.message || err}`;
+      for (const target of document.querySelectorAll(`.sd-widget[data-widget="${name}"]`)) showWidgetError(target, new SDError({ traceback_last_line: text }));
+    }),
+  );
+}
+
+// load: import missing widget modules (from onPage, when every module the page itself loaded has registered)
+function mountAll({ load = false } = {}) {
+  for (const el of document.querySelectorAll(".sd-widget[data-widget]")) {
+    if (registry.has(el.dataset.widget)) mount(el);
+    else if (load) loadWidget(el.dataset.widget);
+  }
 }
 
 // --- wiring -----------------------------------------------------------------------------------------------------
@@ -695,7 +720,7 @@ function onPage() {
   setStatus(status.state, status.text);
   for (const el of [...mounted.keys()]) if (!el.isConnected) unmount(el); // left behind by instant navigation
   if (python.error) showPageError(python.error);
-  mountAll();
+  mountAll({ load: true });
   watchLater();
 }
 

@@ -227,6 +227,48 @@ def test_instant_navigation_keeps_widgets_working(page: Any, server: SiteServer,
     expect(page.locator(".sd-error")).to_have_count(0)
 
 
+def widgets_on(path: str) -> set[str]:
+    return set(re.findall(r'<div\b[^>]*\bdata-widget="([a-z0-9-]+)"', page_html(path)))
+
+
+def test_a_page_loads_its_own_widgets_and_imports_the_rest_after_navigation(
+    page: Any, server: SiteServer, browser_log: Any
+) -> None:
+    """The home page loads only its own widget modules. Instant navigation to a page with other widgets imports
+    theirs; if one fails to load, its widgets say so, and Retry loads it once it is reachable."""
+    home = widgets_on("")
+    others = [p for p in widget_pages_for_navigation() if widgets_on(p) and not widgets_on(p) & home]
+    assert home and others, "the home page and another page should hold widgets of their own"
+    path = others[0]
+    name = sorted(widgets_on(path))[0]
+    requested: set[str] = set()  # widget modules the browser asked for
+
+    def seen(request: Any) -> None:
+        if "/js/widgets/" in request.url:
+            requested.add(request.url.split("?")[0].rsplit("/", 1)[-1].removesuffix(".js"))
+
+    page.on("request", seen)
+
+    open_page(page, server, "")
+    expect_ready(page)
+    expect_widgets_live(page)
+    assert requested == home, requested
+
+    browser_log.allow(BLOCKED_503)
+    server.block(f"js/widgets/{name}.js")
+    try:
+        follow_nav_link(page, server, path)
+        alert = page.locator(f'.sd-widget[data-widget="{name}"] > .sd-error[role=alert]').first
+        expect(alert).to_contain_text(f"the {name} widget failed to load")
+    finally:
+        server.unblock()
+    alert.get_by_role("button", name="Retry").click()
+    expect_ready(page)
+    assert expect_widgets_live(page) == len(page.locator(".md-content .sd-widget[data-widget]").all())
+    expect(page.locator(".sd-error")).to_have_count(0)
+    assert widgets_on(path) <= requested, requested
+
+
 def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
     page: Any, server: SiteServer, browser_log: Any
 ) -> None:
