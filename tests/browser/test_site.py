@@ -175,6 +175,24 @@ def test_sitemap_lists_every_page_in_the_nav(page: Any, server: SiteServer) -> N
     assert linked <= set(PAGES), f"pages in the nav but not in the sitemap: {sorted(linked - set(PAGES))}"
 
 
+def test_search_finds_a_page_and_opens_it(page: Any, server: SiteServer) -> None:
+    """Material's search, served from the site: typing a word lists the pages that hold it, and a result opens."""
+    open_page(page, server, "")
+    page.keyboard.press("/")  # Material's shortcut: focus the search box
+    query = page.locator(".md-search__input")
+    expect(query).to_be_focused()
+    query.press_sequentially("residual")  # Material reads the query on key events
+    results = page.locator(".md-search-result__item a[href]")
+    expect(results.first).to_be_visible()
+    hrefs = page.evaluate("() => [...document.querySelectorAll('.md-search-result__item a[href]')].map(a => a.href)")
+    assert hrefs and all(h.startswith(server.base) for h in hrefs), hrefs
+    assert any(h.removeprefix(server.base).split("?")[0] == "correct/" for h in hrefs), hrefs
+    results.first.click()
+    expect(page).to_have_url(re.compile(re.escape(hrefs[0].split("?")[0])))
+    # search.highlight marks the query on the page it opens
+    expect(page.locator(".md-content mark").first).to_have_text(re.compile("residual", re.IGNORECASE))
+
+
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_page_reaches_ready_and_every_widget_goes_live(page: Any, server: SiteServer, path: str) -> None:
     open_page(page, server, path)
