@@ -102,6 +102,7 @@ export class SDError extends Error {
     this.traceback = reply.error || this.message;
     this.phase = reply.phase || null;
     this.handler = handler || null;
+    this.title = null; // the banner's heading, when not a Python error
     this.shown = false; // set once a banner displays it; such rejections are not logged as unhandled
   }
 }
@@ -202,7 +203,8 @@ function banner(error) {
   el.setAttribute("role", "alert");
   el.dataset.sdError = "";
   const title = document.createElement("strong");
-  title.textContent = error.phase ? `Python failed to start (${error.phase})` : `Python error${error.handler ? ` in ${error.handler}` : ""}`;
+  title.textContent =
+    error.title || (error.phase ? `Python failed to start (${error.phase})` : `Python error${error.handler ? ` in ${error.handler}` : ""}`);
   const line = document.createElement("code");
   line.className = "sd-error__line";
   line.textContent = error.lastLine;
@@ -697,7 +699,11 @@ function loadWidget(name) {
       loading.delete(name);
       failedLoads.set(name, (failedLoads.get(name) || 0) + 1);
       const text = `the ${name} widget failed to load (${url.pathname}): ${err?.message || err}`;
-      for (const target of document.querySelectorAll(`.sd-widget[data-widget="${name}"]`)) showWidgetError(target, new SDError({ traceback_last_line: text }));
+      for (const target of document.querySelectorAll(`.sd-widget[data-widget="${name}"]`)) {
+        const error = new SDError({ traceback_last_line: text });
+        error.title = "This widget failed to load";
+        showWidgetError(target, error);
+      }
     }),
   );
 }

@@ -277,6 +277,7 @@ def test_a_page_loads_its_own_widgets_and_imports_the_rest_after_navigation(
     try:
         follow_nav_link(page, server, path)
         alert = page.locator(f'.sd-widget[data-widget="{name}"] > .sd-error[role=alert]').first
+        expect(alert.locator("strong")).to_have_text("This widget failed to load")
         expect(alert).to_contain_text(f"the {name} widget failed to load")
     finally:
         server.unblock()
