@@ -255,7 +255,9 @@ function loadPlotly() {
     script.onerror = () => {
       script.remove();
       plotly = null; // Retry may try again
-      reject(new SDError({ traceback_last_line: "Plotly failed to load (vendor/plotly.min.js): the charts stay static" }));
+      const error = new SDError({ traceback_last_line: "Plotly failed to load (vendor/plotly.min.js): the charts stay static" });
+      error.title = "Interactive charts unavailable";
+      reject(error);
     };
     document.head.append(script);
   });

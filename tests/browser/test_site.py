@@ -464,6 +464,7 @@ def test_without_plotly_the_charts_stay_sketches_and_the_page_says_so(
         open_page(page, server, path)
         expect_ready(page)
         alert = page.locator(".sd-error[role=alert]")
+        expect(alert.first.locator("strong")).to_have_text("Interactive charts unavailable")
         expect(alert.first).to_contain_text("Plotly failed to load")
         widgets = page.locator(".md-content .sd-widget[data-widget]")
         for i in range(widgets.count()):
