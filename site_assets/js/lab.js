@@ -102,7 +102,7 @@ export class SDError extends Error {
     this.traceback = reply.error || this.message;
     this.phase = reply.phase || null;
     this.handler = handler || null;
-    this.title = null; // the banner's heading, when not a Python error
+    this.title = reply.title || null; // the banner's heading, when the failure is not Python's
     this.shown = false; // set once a banner displays it; such rejections are not logged as unhandled
   }
 }
@@ -255,9 +255,12 @@ function loadPlotly() {
     script.onerror = () => {
       script.remove();
       plotly = null; // Retry may try again
-      const error = new SDError({ traceback_last_line: "Plotly failed to load (vendor/plotly.min.js): the charts stay static" });
-      error.title = "Interactive charts unavailable";
-      reject(error);
+      reject(
+        new SDError({
+          title: "Interactive charts unavailable",
+          traceback_last_line: "Plotly failed to load (vendor/plotly.min.js): the charts stay static",
+        }),
+      );
     };
     document.head.append(script);
   });
@@ -701,11 +704,8 @@ function loadWidget(name) {
       loading.delete(name);
       failedLoads.set(name, (failedLoads.get(name) || 0) + 1);
       const text = `the ${name} widget failed to load (${url.pathname}): ${err?.message || err}`;
-      for (const target of document.querySelectorAll(`.sd-widget[data-widget="${name}"]`)) {
-        const error = new SDError({ traceback_last_line: text });
-        error.title = "This widget failed to load";
-        showWidgetError(target, error);
-      }
+      for (const target of document.querySelectorAll(`.sd-widget[data-widget="${name}"]`))
+        showWidgetError(target, new SDError({ title: "This widget failed to load", traceback_last_line: text }));
     }),
   );
 }
