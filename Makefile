@@ -11,7 +11,7 @@ PORT   ?= 8000
 export NO_MKDOCS_2_WARNING := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/data/*)
+WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/web/*.py specdec_core/data/*)
 
 .PHONY: serve site test test-native test-pyodide test-browser lint bench wheel chromium clean
 

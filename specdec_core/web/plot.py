@@ -1,0 +1,145 @@
+"""Shared figure primitives for every page: colours, patterns, Greek letters, layout, bar and line traces.
+
+Plotly figure dicts for the site, as plain JSON: ``{"data": [...], "layout": {...}}``.
+
+The same dicts are drawn twice: once at build time (embedded in the page, so it paints before Python boots) and
+again live in the browser. Either way the page hands them to ``Plotly.react`` unchanged apart from the theme.
+
+Figures here are *theme-neutral*: they set series colours (the semantic palette below, readable on light and dark
+backgrounds) but never a background, font or grid colour. The page (``site_assets/js/lab.js``) adds those from the
+current Material palette and re-renders when the reader toggles light/dark.
+
+Non-goals: no ``plotly`` import (the package stays standard-library only and runs in Pyodide), no templates and no
+styling beyond what a figure needs to be read. ``plotly.graph_objects.Figure`` validates these dicts in the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["COLORS", "GAMMA", "PATTERNS", "Figure", "Trace", "bar", "figure", "layout", "line"]
+
+Figure = dict[str, Any]
+Trace = dict[str, Any]
+
+#: Greek letters, spelled out once: ruff flags a literal Greek letter in code as confusable.
+GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
+
+#: Semantic colours (Okabe & Ito's colour-blind-safe set). ``site_assets/css/lab.css`` defines the same values as
+#: ``--sd-<name>`` custom properties, and a test keeps the two in step.
+COLORS: dict[str, str] = {
+    "target": "#0072B2",  # p: blue
+    "draft": "#E69F00",  # q: orange
+    "overlap": "#009E73",  # min(p, q): bluish green, the accepted mass
+    "residual": "#CC79A7",  # normalize(max(0, p - q)): reddish purple, where corrections come from
+    "accepted": "#009E73",
+    "rejected": "#D55E00",  # vermillion
+    "discarded": "#8C8C8C",  # grey: drafted, never verified
+    "bonus": "#56B4E9",  # sky blue
+    "correction": "#CC79A7",
+}
+
+#: A second cue besides colour (bar fill patterns), so series stay distinct in grey scale.
+PATTERNS: dict[str, str] = {
+    "target": "",
+    "draft": "/",
+    "overlap": ".",
+    "residual": "x",
+    "discarded": "-",
+}
+
+
+def figure(data: Sequence[Trace], layout_: dict[str, Any] | None = None) -> Figure:
+    """Join traces and a layout into a figure dict.
+
+    >>> figure([bar(["a"], [1.0], name="p")])["data"][0]["type"]
+    'bar'
+    """
+    return {"data": list(data), "layout": dict(layout_ or {})}
+
+
+def layout(
+    *,
+    title: str | None = None,
+    x_title: str | None = None,
+    y_title: str | None = None,
+    y_range: Sequence[float] | None = None,
+    barmode: str | None = None,
+    height: int = 320,
+) -> dict[str, Any]:
+    """A theme-neutral layout: titles, axes and a horizontal legend above the plot.
+
+    >>> layout(y_title="probability", y_range=[0, 1])["yaxis"]
+    {'fixedrange': True, 'title': {'text': 'probability'}, 'range': [0, 1]}
+    """
+    # Charts are read, not explored: fixed axes keep a page scroll from zooming a chart by accident.
+    xaxis: dict[str, Any] = {"fixedrange": True}
+    yaxis: dict[str, Any] = {"fixedrange": True}
+    if x_title:
+        xaxis["title"] = {"text": x_title}
+    if y_title:
+        yaxis["title"] = {"text": y_title}
+    if y_range is not None:
+        yaxis["range"] = [y_range[0], y_range[1]]
+    out: dict[str, Any] = {
+        "height": height,
+        "margin": {"l": 56, "r": 16, "t": 48 if title else 24, "b": 48},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "xanchor": "left", "yanchor": "bottom"},
+        "xaxis": xaxis,
+        "yaxis": yaxis,
+    }
+    if title:
+        out["title"] = {"text": title, "x": 0, "xanchor": "left"}
+    if barmode:
+        out["barmode"] = barmode
+    return out
+
+
+def bar(
+    x: Sequence[str] | Sequence[float],
+    y: Sequence[float],
+    *,
+    name: str,
+    role: str | None = None,
+    hover: str | None = None,
+) -> Trace:
+    """A bar trace coloured (and patterned) by its semantic ``role``, a key of ``COLORS``.
+
+    >>> bar(["a", "b"], [0.5, 0.5], name="q", role="draft")["marker"]
+    {'color': '#E69F00', 'pattern': {'shape': '/'}}
+    """
+    trace: Trace = {"type": "bar", "name": name, "x": list(x), "y": list(y)}
+    if role is not None:
+        marker: dict[str, Any] = {"color": COLORS[role]}
+        if PATTERNS.get(role):
+            marker["pattern"] = {"shape": PATTERNS[role]}
+        trace["marker"] = marker
+    if hover is not None:
+        trace["hovertemplate"] = hover
+    return trace
+
+
+def line(
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    name: str,
+    role: str | None = None,
+    dash: str | None = None,
+    mode: str = "lines",
+) -> Trace:
+    """A line (or ``mode="markers"``) trace coloured by its semantic ``role``.
+
+    >>> line([0, 1], [1, 2], name="E[tokens]", dash="dot")["line"]
+    {'dash': 'dot'}
+    """
+    trace: Trace = {"type": "scatter", "mode": mode, "name": name, "x": list(x), "y": list(y)}
+    style: dict[str, Any] = {}
+    if role is not None:
+        style["color"] = COLORS[role]
+    if dash is not None:
+        style["dash"] = dash
+    if style:
+        trace["line" if "lines" in mode else "marker"] = style
+    return trace
