@@ -10,17 +10,15 @@ import pytest
 from _stats import standard_error_bound
 
 from specdec_core.models import quality_pair
+from specdec_core.stats import chi_square_sf, chi_square_statistic
 from specdec_core.steps import speculative_round
 from specdec_core.theory import (
     accepted_count_distribution,
-    chi_square_sf,
-    chi_square_statistic,
     draft_acceptance_rate,
     exact_round_distribution,
     expected_accepted,
     expected_discarded,
     expected_tokens,
-    grouped_chi_square,
     markov_acceptance_tails,
     markov_stationary,
     operations_factor,
@@ -105,17 +103,6 @@ def test_bad_arguments_are_named(call: object, message: str) -> None:
         call()  # type: ignore[operator]
 
 
-def test_chi_square_survival_against_known_values() -> None:
-    # df = 2 is an exponential: sf(x) = exp(-x / 2) exactly.
-    for x in (0.1, 1.0, 5.0, 30.0):
-        assert chi_square_sf(x, 2) == pytest.approx(math.exp(-x / 2), rel=1e-10)
-    # Classic table entries: the 5% critical values for df 1, 5 and 10.
-    for stat, df in ((3.841458820694124, 1), (11.070497693516351, 5), (18.307038053275146, 10)):
-        assert chi_square_sf(stat, df) == pytest.approx(0.05, rel=1e-8)
-    assert chi_square_statistic([5, 0], [1.0, 0.0]) == (0.0, 1)
-    assert chi_square_statistic([5, 1], [1.0, 0.0])[0] == math.inf
-
-
 def _simulate_iid(p: list[float], q: list[float], gamma: int, rounds: int, seed: int) -> list[int]:
     """Accepted-count histogram from the real scalar round, drafting i.i.d. from q."""
     rng = random.Random(seed)
@@ -147,7 +134,7 @@ def test_theory_against_simulation(p: list[float], q: list[float], gamma: int) -
     assert chi_square_sf(stat, df) > 1e-6
 
 
-# Markov pairs and the grouped chi-square test (used by the Playground) ------------------------------------------
+# Markov pairs (used by the Playground) ---------------------------------------------------------------------------
 
 _TINY_P = [[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]
 _TINY_Q = [[0.2, 0.2, 0.6], [0.5, 0.25, 0.25], [0.1, 0.8, 0.1]]
@@ -191,39 +178,3 @@ def test_markov_stationary_is_invariant_for_the_quality_target() -> None:
     moved = [sum(pi[s] * table[s][x] for s in range(len(pi))) for x in range(len(pi))]
     assert sum(pi) == pytest.approx(1.0, abs=1e-12)
     assert moved == pytest.approx(pi, abs=1e-10)
-
-
-def test_grouped_chi_square_pools_small_cells_by_expected_count_only() -> None:
-    """Group 1: n = 20, p = [.5, .4, .05, .05] expects [10, 8, 1, 1]; the two 1s pool with 8 into one bin (10),
-    leaving bins [10 | 10]: observed [9 | 11] gives (1 + 1) / 10 = 0.2 on 1 df. Group 2 (n = 4) is too small."""
-    stat, df = grouped_chi_square([[9, 8, 3, 0], [2, 2]], [[0.5, 0.4, 0.05, 0.05], [0.5, 0.5]])
-    assert (stat, df) == (pytest.approx(0.2), 1)
-
-
-def test_grouped_chi_square_counts_in_impossible_cells_are_infinite() -> None:
-    stat, _ = grouped_chi_square([[5, 5, 1]], [[0.5, 0.5, 0.0]])
-    assert math.isinf(stat)
-
-
-def test_grouped_chi_square_on_a_simulated_chain_is_calibrated() -> None:
-    """200 seeded paths of the Playground's target chain (600 steps each): p-values must look uniform.
-
-    Under the null, P(p < 0.05) = 0.05; the count of 200 is Binomial(200, .05), sd = 3.1, so 4 sd allows 10 +- 12.
-    Only a mis-specified statistic or wrong df (for example counting pooled cells as free) falls outside.
-    """
-    pair = quality_pair(0.5)
-    size = len(pair.vocab)
-    table = [pair.target.probs([t]) for t in range(size)]
-    rng = random.Random(7)
-    small = 0
-    for _ in range(200):
-        counts = [[0] * size for _ in range(size)]
-        state = size - 1
-        for _ in range(600):
-            nxt = rng.choices(range(size), weights=table[state])[0]
-            counts[state][nxt] += 1
-            state = nxt
-        stat, df = grouped_chi_square(counts, table)
-        assert df > 0
-        small += chi_square_sf(stat, df) < 0.05
-    assert abs(small - 10) <= 4 * math.sqrt(200 * 0.05 * 0.95)

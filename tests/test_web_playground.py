@@ -183,7 +183,7 @@ def test_output_is_consistent_with_the_target_even_with_a_random_draft() -> None
 
 def test_exactness_check_rejects_a_broken_output() -> None:
     """The same statistic, fed the draft's tokens instead of the output, rejects: the check has power."""
-    from specdec_core.theory import chi_square_sf, grouped_chi_square
+    from specdec_core.stats import chi_square_sf, grouped_chi_square
 
     pair = quality_pair(0.3)
     size = len(QUALITY_WORDS)

@@ -11,7 +11,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from .. import engine, figures, models, policies, steps, theory
+from .. import engine, figures, models, policies, stats, steps, theory
 from ..distributions import (
     acceptance_rate,
     apply_temperature,
@@ -557,27 +557,6 @@ def _same_vocab(p: list[float], q: list[float], labels: list[str] | None) -> lis
     return names
 
 
-def _fit(counts: list[int], p: list[float]) -> dict[str, float]:
-    """Empirical distribution of ``counts`` against p: TV, its size under exact sampling, chi-square p-value.
-
-    ``tv-noise`` is the TV an exact sampler shows on average at this sample size: E|f - p| per cell is about
-    sqrt(2 p (1 - p) / (pi n)) (normal approximation), and TV is half the sum. A TV near it is noise, not bias.
-    """
-    n = sum(counts)
-    freq = [c / n for c in counts]
-    stat, df = theory.chi_square_statistic(counts, p)
-    noise = 0.5 * sum(math.sqrt(2.0 * x * (1.0 - x) / (math.pi * n)) for x in p)
-    p_value = theory.chi_square_sf(stat, df)
-    return {
-        "tv-distance": round(total_variation(freq, p), 12),
-        "tv-noise": round(noise, 12),
-        "chi-square": round(stat, 6) if math.isfinite(stat) else 1e300,
-        "p-value": p_value,
-        # 1 while the sample is consistent with p at the 0.1% level; a p-value is evidence, not a proof.
-        "exact": 1 if p_value >= 1e-3 else 0,
-    }
-
-
 def _shaped_draft(p: list[float], q: list[float], temperature: float, shift: int, blend: float) -> list[float]:
     """The Correct widget's draft: q sharpened or flattened, rotated by ``shift`` tokens, blended toward p."""
     sharp = apply_temperature(q, temperature)
@@ -648,7 +627,7 @@ def _correct_sample(
         round_ = steps.speculative_round([p_row, p_row], q_rows, tokens, rng)
         counts[round_.tokens[0]] += 1
         corrections += round_.ended_with == "correction"
-    fit = _fit(counts, p_row)
+    fit = stats.goodness_of_fit(counts, p_row)
     return {
         "figure": figures.empirical_figure(names, p_row, counts, q=q_row),
         "metrics": {
@@ -889,7 +868,7 @@ def _exactness_broken(
     else:
         exact = _teaching_broken_exact(variant, p_exact, q_exact)
     off = sum((abs(e - x) for e, x in zip(exact, p_exact, strict=True)), Fraction(0)) / 2
-    metrics: dict[str, float] = {"exact-tv": float(off), "exact-equal": 1 if off == 0 else 0}
+    metrics: dict[str, float | None] = {"exact-tv": float(off), "exact-equal": 1 if off == 0 else 0}
     counts: list[int] = []
     if n:
         rng = random.Random(_check_int(seed, "seed", 0, 2**31 - 1))
@@ -903,7 +882,7 @@ def _exactness_broken(
             parts = ([float(x) for x in draw], [float(accept(x)) for x in range(len(p_row))], [float(x) for x in fix])
             for _ in range(n):
                 counts[_teaching_broken_token(parts, rng)] += 1
-        metrics.update(_fit(counts, p_row))
+        metrics.update(stats.goodness_of_fit(counts, p_row))
         metrics["samples"] = n
     return {
         "figure": figures.broken_figure(names, p_row, [float(x) for x in exact], counts or None),
@@ -1293,12 +1272,12 @@ def _pg_exactness(
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """Is the output consistent with the target? A chi-square test per context, and TV of the pooled shares."""
     n = run.emitted
-    stat, df = theory.grouped_chi_square(run.transitions, _pg_target_rows())
+    stat, df = stats.grouped_chi_square(run.transitions, _pg_target_rows())
     metrics: dict[str, float] = {"df": df}
     if n < _PG_MIN_TOKENS or df < 1:
         need = f"{n} of at least {_PG_MIN_TOKENS} tokens" if n < _PG_MIN_TOKENS else "no context has 5+ expected yet"
         return {"state": "thin", "text": f"too few tokens yet ({need})"}, metrics
-    p_value = theory.chi_square_sf(stat, df)
+    p_value = stats.chi_square_sf(stat, df)
     metrics["p-value"] = round(p_value, 6)
     if math.isfinite(stat):
         metrics["chi-square"] = round(stat, 6)
@@ -1323,7 +1302,7 @@ def _playground_run(
     The theory beside each measured rate is exact for the rounds actually played: the quality pair's acceptance
     depends on the context, so each round contributes E[accepted | its start context] from
     ``theory.markov_acceptance_tails``. Exactness is tested per context: the tokens emitted after each context are
-    compared with the target's row there (``theory.grouped_chi_square``), since under exactness the output is the
+    compared with the target's row there (``stats.grouped_chi_square``), since under exactness the output is the
     target's Markov chain.
     """
     q = check_alpha(quality, "quality")

@@ -1,0 +1,149 @@
+"""The one set of argument checks for handlers: every value from the page passes through one of these.
+
+Arguments arrive as decoded JSON, so anything can turn up where a number belongs: a string, a bool, null, NaN, an
+integer with 400 digits. Each check returns the value in the type the handler computes with, or raises
+
+- ``TypeError`` for a wrong type (``"0.1"`` where a number belongs, ``True`` where an int belongs), and
+- ``ValueError`` for a wrong value (out of range, NaN, infinite, too long, not one of the choices),
+
+with a message that starts with the argument's name. The ranges double as work caps: a handler that bounds
+``rounds`` or ``n`` here cannot be asked to run for minutes.
+
+Non-goals: no coercion (``"4"`` is not 4), no clamping (the page clamps URL values before it calls).
+
+>>> check_int(4, "gamma", 1, 8)
+4
+>>> check_number("0.1", "cost", 0, 1)
+Traceback (most recent call last):
+...
+TypeError: cost must be a number, got str
+>>> check_number(float("nan"), "cost", 0, 1)
+Traceback (most recent call last):
+...
+ValueError: cost must be a number between 0 and 1 (got nan)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..distributions import validate_probs
+
+__all__ = [
+    "MAX_SEED",
+    "MAX_VOCAB",
+    "check_choice",
+    "check_flag",
+    "check_int",
+    "check_labels",
+    "check_list",
+    "check_number",
+    "check_probs",
+    "check_seed",
+    "check_text",
+]
+
+#: Seeds are 31-bit, as the URL and the widgets carry them.
+MAX_SEED = 2**31 - 1
+
+#: Longest probability vector a page may send: the widgets edit a handful of tokens, not a vocabulary.
+MAX_VOCAB = 64
+
+
+def check_int(value: object, name: str, low: int, high: int) -> int:
+    """An int (not a bool, not a float) in ``low..high``.
+
+    >>> check_int(2.0, "rounds", 0, 9)
+    Traceback (most recent call last):
+    ...
+    TypeError: rounds must be an int, got float
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high} (got {_shown(value)})")
+    return value
+
+
+def check_number(value: object, name: str, low: float, high: float) -> float:
+    """A finite int or float (not a bool) in ``[low, high]``, as a float.
+
+    >>> check_number(1, "alpha", 0, 1)
+    1.0
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    # Compared before float(): an int too large for a float is out of range, not an OverflowError. NaN fails too.
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be a number between {low:g} and {high:g} (got {_shown(value)})")
+    return float(value)
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """A seed: an int in ``0..2**31 - 1``."""
+    return check_int(value, name, 0, MAX_SEED)
+
+
+def check_flag(value: object, name: str) -> bool:
+    """A JSON boolean (0 and 1 are not booleans)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be true or false, got {type(value).__name__}")
+    return value
+
+
+def check_text(value: object, name: str, max_length: int) -> str:
+    """A string of at most ``max_length`` characters."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    if len(value) > max_length:
+        raise ValueError(f"{name} must be at most {max_length} characters (got {len(value)})")
+    return value
+
+
+def check_choice(value: object, name: str, choices: Sequence[str]) -> str:
+    """One of ``choices``.
+
+    >>> check_choice("dynamic", "policy", ["fixed", "dynamic"])
+    'dynamic'
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)} (got {value[:40]!r})")
+    return value
+
+
+def check_list(value: object, name: str, min_length: int, max_length: int) -> list[Any]:
+    """A JSON array of ``min_length..max_length`` items (the items are the caller's to check)."""
+    if not isinstance(value, list):
+        raise TypeError(f"{name} must be a list, got {type(value).__name__}")
+    if not min_length <= len(value) <= max_length:
+        raise ValueError(f"{name} must have {min_length} to {max_length} items (got {len(value)})")
+    return value
+
+
+def check_probs(value: object, name: str, max_length: int = MAX_VOCAB) -> list[float]:
+    """A probability vector of at most ``max_length`` entries (``distributions.validate_probs`` does the rest)."""
+    if not isinstance(value, list):
+        raise TypeError(f"{name} must be a list of probabilities, got {type(value).__name__}")
+    if len(value) > max_length:
+        raise ValueError(f"{name} must have at most {max_length} entries (got {len(value)})")
+    return validate_probs(value, name)
+
+
+def check_labels(value: object, name: str, size: int) -> list[str]:
+    """``size`` token names for a chart axis; ``None`` names them x1, x2, ...
+
+    >>> check_labels(None, "labels", 3)
+    ['x1', 'x2', 'x3']
+    """
+    if value is None:
+        return [f"x{i + 1}" for i in range(size)]
+    items = check_list(value, name, size, size)
+    return [check_text(item, f"{name}[{i}]", 40) for i, item in enumerate(items)]
+
+
+def _shown(value: int | float) -> str:
+    # str() of an int past 4,300 digits raises (CPython's int_max_str_digits), and such a number says nothing.
+    return "a huge int" if isinstance(value, int) and abs(value) >= 10**15 else repr(value)
