@@ -18,13 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["COLORS", "GAMMA", "PATTERNS", "Figure", "Trace", "bar", "figure", "layout", "line"]
+__all__ = ["ALPHA", "COLORS", "GAMMA", "PATTERNS", "Figure", "PlotTrace", "bar", "figure", "layout", "line", "rounded"]
 
 Figure = dict[str, Any]
-Trace = dict[str, Any]
+#: One Plotly trace dict (named apart from ``engine.Trace``, a generation's record).
+PlotTrace = dict[str, Any]
 
 #: Greek letters, spelled out once: ruff flags a literal Greek letter in code as confusable.
 GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
+ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
 
 #: Semantic colours (Okabe & Ito's colour-blind-safe set). ``site_assets/css/lab.css`` defines the same values as
 #: ``--sd-<name>`` custom properties, and a test keeps the two in step.
@@ -50,7 +52,7 @@ PATTERNS: dict[str, str] = {
 }
 
 
-def figure(data: Sequence[Trace], layout_: dict[str, Any] | None = None) -> Figure:
+def figure(data: Sequence[PlotTrace], layout_: dict[str, Any] | None = None) -> Figure:
     """Join traces and a layout into a figure dict.
 
     >>> figure([bar(["a"], [1.0], name="p")])["data"][0]["type"]
@@ -103,13 +105,13 @@ def bar(
     name: str,
     role: str | None = None,
     hover: str | None = None,
-) -> Trace:
+) -> PlotTrace:
     """A bar trace coloured (and patterned) by its semantic ``role``, a key of ``COLORS``.
 
     >>> bar(["a", "b"], [0.5, 0.5], name="q", role="draft")["marker"]
     {'color': '#E69F00', 'pattern': {'shape': '/'}}
     """
-    trace: Trace = {"type": "bar", "name": name, "x": list(x), "y": list(y)}
+    trace: PlotTrace = {"type": "bar", "name": name, "x": list(x), "y": list(y)}
     if role is not None:
         marker: dict[str, Any] = {"color": COLORS[role]}
         if PATTERNS.get(role):
@@ -128,18 +130,34 @@ def line(
     role: str | None = None,
     dash: str | None = None,
     mode: str = "lines",
-) -> Trace:
+    hover: str | None = None,
+    marker: dict[str, Any] | None = None,  # extra marker style (symbol, size) for ``mode="markers"``
+) -> PlotTrace:
     """A line (or ``mode="markers"``) trace coloured by its semantic ``role``.
 
     >>> line([0, 1], [1, 2], name="E[tokens]", dash="dot")["line"]
     {'dash': 'dot'}
+    >>> line([0.5], [2], name="you", role="rejected", mode="markers", marker={"size": 9})["marker"]
+    {'color': '#D55E00', 'size': 9}
     """
-    trace: Trace = {"type": "scatter", "mode": mode, "name": name, "x": list(x), "y": list(y)}
+    trace: PlotTrace = {"type": "scatter", "mode": mode, "name": name, "x": list(x), "y": list(y)}
     style: dict[str, Any] = {}
     if role is not None:
         style["color"] = COLORS[role]
     if dash is not None:
         style["dash"] = dash
+    style.update(marker or {})
     if style:
         trace["line" if "lines" in mode else "marker"] = style
+    if hover is not None:
+        trace["hovertemplate"] = hover
     return trace
+
+
+def rounded(values: Sequence[float], digits: int = 12) -> list[float]:
+    """Values rounded for the page: 12 decimals hide float noise (0.6499999999999999) and nothing a chart shows.
+
+    >>> rounded([0.6499999999999999, 1 / 3], 6)
+    [0.65, 0.333333]
+    """
+    return [round(v, digits) for v in values]
