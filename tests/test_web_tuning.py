@@ -69,12 +69,23 @@ def test_calculator_metrics_match_theory(alpha: float, gamma: int, cost: float) 
     assert m["alpha"] == pytest.approx(alpha, abs=1e-12)
     assert m["tokens-per-pass"] == pytest.approx(theory.expected_tokens(alpha, gamma), abs=1e-11)
     assert m["speedup"] == pytest.approx(theory.speedup(alpha, gamma, cost), abs=1e-11)
-    assert m["draft-acceptance-rate"] == pytest.approx(theory.draft_acceptance_rate(alpha, gamma), abs=1e-11)
+    assert m["accept-rate"] == pytest.approx(theory.draft_acceptance_rate(alpha, gamma), abs=1e-11)
     assert m["optimal-gamma"] == best
     assert m["operations-factor"] == pytest.approx(theory.operations_factor(alpha, gamma, 0.1), abs=1e-11)
     assert m["break-even-alpha"] == pytest.approx(theory.break_even_alpha(gamma, cost), abs=1e-11)
     expected_best = theory.speedup(alpha, best, cost) if best else 1.0
     assert m["optimal-speedup"] == pytest.approx(expected_best, abs=1e-11)
+
+
+@pytest.mark.parametrize("gamma", [16, 32, 33, 40, 64])
+def test_calculator_accepts_every_gamma_the_package_allows(gamma: int) -> None:
+    """gamma 33..64 once raised a bare KeyError: the speedup curve stopped at 32 and the reader's gamma had no point."""
+    result = call("tuning.calculator", alpha=0.9, gamma=gamma, cost=0.01)
+    curve = next(t for t in result["figures"]["speedup"]["data"] if t["name"].startswith("speedup"))
+    mine = next(t for t in result["figures"]["speedup"]["data"] if t["name"].startswith("your"))
+    assert max(curve["x"]) >= gamma
+    assert mine["y"] == [pytest.approx(theory.speedup(0.9, gamma, 0.01), abs=1e-11)]
+    assert result["metrics"]["speedup"] == pytest.approx(theory.speedup(0.9, gamma, 0.01), abs=1e-11)
 
 
 def test_calculator_says_whether_it_pays() -> None:
@@ -94,7 +105,7 @@ def test_calculator_converts_vllm_draft_acceptance_rate() -> None:
     rate = theory.draft_acceptance_rate(0.72, 5)
     m = call("tuning.calculator", source="rate", rate=rate, gamma=5, cost=0.1)["metrics"]
     assert m["alpha"] == pytest.approx(0.72, abs=1e-9)
-    assert m["draft-acceptance-rate"] == pytest.approx(rate, abs=1e-9)
+    assert m["accept-rate"] == pytest.approx(rate, abs=1e-9)
     assert m["speedup"] == pytest.approx(theory.speedup(0.72, 5, 0.1), abs=1e-9)
 
 
@@ -110,7 +121,7 @@ def test_calculator_conversions_agree_with_each_other() -> None:
     """The three ways to give acceptance describe one point: each converts to the same alpha."""
     alpha, gamma = 0.83, 6
     by_alpha = call("tuning.calculator", alpha=alpha, gamma=gamma, cost=0.05)["metrics"]
-    by_rate = call("tuning.calculator", source="rate", rate=by_alpha["draft-acceptance-rate"], gamma=gamma, cost=0.05)
+    by_rate = call("tuning.calculator", source="rate", rate=by_alpha["accept-rate"], gamma=gamma, cost=0.05)
     by_length = call("tuning.calculator", source="length", length=by_alpha["tokens-per-pass"], gamma=gamma, cost=0.05)
     assert by_rate["metrics"]["alpha"] == pytest.approx(alpha, abs=1e-9)
     assert by_length["metrics"]["alpha"] == pytest.approx(alpha, abs=1e-9)

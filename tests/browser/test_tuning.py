@@ -115,7 +115,7 @@ def test_calculator_converts_a_vllm_acceptance_rate(page: Any) -> None:
         rate.press("ArrowRight")
     value = float(rate.input_value())
     expect_metric(page, CALC, "alpha", theory.per_token_alpha_from_acceptance_rate(value, 4))
-    expect_metric(page, CALC, "draft-acceptance-rate", value)
+    expect_metric(page, CALC, "accept-rate", value)
 
 
 def test_policies_run_completes_and_matches_native(page: Any) -> None:

@@ -70,9 +70,9 @@ SDLab.register("tuning-calculator", {
     verdict.setAttribute("aria-live", "polite");
 
     const metrics = ctx.metrics([
-      { name: "alpha", label: "Per-token α used" },
+      { name: "alpha", label: "Per-token acceptance rate α used" },
       { name: "tokens-per-pass", label: "Expected tokens per target pass" },
-      { name: "draft-acceptance-rate", label: "Draft acceptance rate (accepted / drafted)" },
+      { name: "accept-rate", label: "Draft acceptance rate (accepted / drafted)" },
       { name: "speedup", label: "Speedup at this γ (Thm 3.8)" },
       { name: "optimal-gamma", label: "Optimal γ for this α and c" },
       { name: "optimal-speedup", label: "Speedup at the optimal γ" },
@@ -89,7 +89,7 @@ SDLab.register("tuning-calculator", {
     const formats = {
       alpha: fixed(3),
       "tokens-per-pass": fixed(3),
-      "draft-acceptance-rate": fixed(3),
+      "accept-rate": fixed(3),
       speedup: times,
       "optimal-speedup": times,
       "operations-factor": times,
@@ -135,7 +135,7 @@ SDLab.register("tuning-calculator", {
 
     source.addEventListener("change", () => {
       // Start the new input where the current α puts it, so switching shows the same point in other units.
-      if (last && source.value === "rate") rate.value = fixed(2)(last.metrics["draft-acceptance-rate"]);
+      if (last && source.value === "rate") rate.value = fixed(2)(last.metrics["accept-rate"]);
       if (last && source.value === "length") length.value = fixed(2)(last.metrics["tokens-per-pass"]);
       alpha.root.hidden = source.value !== "alpha";
       rate.root.hidden = source.value !== "rate";

@@ -1,0 +1,136 @@
+"""The Tuning page (docs/tuning.md): the gamma calculator and the draft-length policies side by side.
+
+``tuning.calculator`` evaluates the closed forms of Leviathan et al. (2023) for one (alpha, gamma, c): tokens
+per target pass (Eq. 1), the speedup (Theorem 3.8), the operations factor (Theorem 3.11), the optimal gamma and
+the break-even alpha, taking alpha directly or converted from what a server reports (the draft acceptance rate,
+or the mean acceptance length = tokens per target pass). ``tuning.policies`` runs the four policies of
+``policies.make_policy`` on the n-gram pair, resumably, so the page can stream one long run in short calls.
+
+Non-goals: measuring a real server; the cost model is the paper's (one draft step costs c target passes).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from .. import theory
+from ..distributions import MAX_GAMMA
+from . import handler
+from .args import check_choice, check_int, check_number
+from .plot import ALPHA, GAMMA, Figure, PlotTrace, figure, layout, line, rounded
+
+#: The optimal-gamma map's grid: alpha 0..0.98 and c 0..1, both in steps of 0.02.
+_MAP_ALPHAS = [round(i * 0.02, 2) for i in range(50)]
+_MAP_COSTS = [round(i * 0.02, 2) for i in range(51)]
+#: The optimal gamma is searched up to here (the curve is flat long before).
+_SEARCH_GAMMA = 32
+_TIMES = "\N{MULTIPLICATION SIGN}"
+
+
+@lru_cache(maxsize=1)
+def _optimal_gamma_grid() -> tuple[tuple[int, ...], ...]:
+    # The same for every call: computed once per process (about 0.1 s natively), reused by every slider move.
+    return tuple(tuple(theory.optimal_gamma(a, c, _SEARCH_GAMMA) for c in _MAP_COSTS) for a in _MAP_ALPHAS)
+
+
+def _alpha_from(source: str, alpha: object, rate: object, length: object, gamma: int, notes: list[str]) -> float:
+    """The per-token alpha, from whichever figure the reader has (a server reports acceptance after the fact)."""
+    if source == "alpha":
+        return check_number(alpha, "alpha", 0.0, 1.0)
+    if source == "rate":
+        return theory.per_token_alpha_from_acceptance_rate(check_number(rate, "rate", 0.0, 1.0), gamma)
+    raw = check_number(length, "length", 0.0, 1e6)
+    tokens = min(max(raw, 1.0), gamma + 1.0)
+    if tokens != raw:
+        notes.append(f"a mean acceptance length of {raw:g} is impossible at {GAMMA} = {gamma}; using {tokens:g}")
+    return theory.per_token_alpha_from_tokens_per_pass(tokens, gamma)
+
+
+# --8<-- [start:tuning_calculator]
+@handler("tuning.calculator", example={"alpha": 0.8, "gamma": 4, "cost": 0.05})
+def calculator(
+    alpha: float = 0.8,  # per-token acceptance rate (used when source is "alpha")
+    gamma: int = 4,  # speculation length: vLLM num_speculative_tokens, transformers num_assistant_tokens
+    cost: float = 0.05,  # c = draft step time / target pass time
+    op_cost: float | None = None,  # c_hat = draft operations per token / target's (Thm 3.11); defaults to c
+    source: str = "alpha",  # the figure the reader has: "alpha", "rate" (draft acceptance rate) or "length"
+    rate: float | None = None,  # the draft acceptance rate, accepted / drafted, as vLLM reports it
+    length: float | None = None,  # mean acceptance length = tokens per target pass = 1 + accepted / rounds
+) -> dict[str, Any]:
+    """Everything Thm 3.8 and 3.11 say about one (alpha, gamma, c), and the gamma they recommend."""
+    g = check_int(gamma, "gamma", 1, MAX_GAMMA)
+    notes: list[str] = []
+    a = _alpha_from(check_choice(source, "source", ("alpha", "rate", "length")), alpha, rate, length, g, notes)
+    c = check_number(cost, "cost", 0.0, 10.0)
+    c_hat = c if op_cost is None else check_number(op_cost, "op_cost", 0.0, 10.0)
+    best = theory.optimal_gamma(a, c, _SEARCH_GAMMA)
+    gammas = list(range(1, max(16, g, best + 2) + 1))  # always reaches the reader's gamma (up to 64)
+    even = theory.break_even_alpha(g, c)
+    metrics = {
+        "alpha": a,
+        "tokens-per-pass": theory.expected_tokens(a, g),
+        "accept-rate": theory.draft_acceptance_rate(a, g),
+        "speedup": theory.speedup(a, g, c),
+        "optimal-gamma": best,
+        "optimal-speedup": theory.speedup(a, best, c) if best else 1.0,
+        "operations-factor": theory.operations_factor(a, g, c_hat),
+        "discarded-fraction": theory.expected_discarded(a, g) / g,
+    }
+    if even is not None:  # None when c > 1: no alpha pays, and the page says so in words
+        metrics["break-even-alpha"] = even
+    curve = rounded([theory.speedup(a, k, c) for k in gammas])
+    return {
+        "figures": {"speedup": _speedup_figure(gammas, curve, g, best), "map": _map_figure(a, c)},
+        "metrics": {k: round(v, 12) if isinstance(v, float) else v for k, v in metrics.items()},
+        "pays": even is not None and a > even,
+        "notes": notes,
+    }
+
+
+# --8<-- [end:tuning_calculator]
+
+
+def _speedup_figure(gammas: list[int], speedups: list[float], gamma: int, best: int) -> Figure:
+    """Speedup against gamma, the break-even line, the reader's gamma and the optimum (0 when no gamma pays)."""
+    at = dict(zip(gammas, speedups, strict=True))
+
+    def mark(x: int, name: str, role: str, style: dict[str, Any]) -> PlotTrace:
+        return line([x], [at.get(x, 1.0)], name=name, role=role, mode="markers", marker=style)
+
+    hover = f"{GAMMA} = %{{x}}: speedup %{{y:.3f}}{_TIMES}<extra></extra>"
+    even = line([0, max(gammas)], [1.0, 1.0], name=f"break-even (1{_TIMES})", role="discarded", dash="dash")
+    even["hoverinfo"] = "skip"
+    top = max([*speedups, 1.0]) * 1.12
+    out = figure(
+        [
+            line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover),
+            even,
+            mark(gamma, f"your {GAMMA} = {gamma}", "target", {"size": 11, "symbol": "circle"}),
+            mark(best, f"optimal {GAMMA} = {best}", "rejected", {"size": 15, "symbol": "star"}),
+        ],
+        layout(x_title=f"speculation length {GAMMA}", y_title="speedup over plain decoding", y_range=[0, top]),
+    )
+    out["layout"]["xaxis"]["dtick"] = 2 if max(gammas) > 16 else 1
+    return out
+
+
+def _map_figure(alpha: float, cost: float) -> Figure:
+    """Heatmap of the optimal gamma over draft cost (x) and alpha (y), with the reader's point marked."""
+    heat = {
+        "type": "heatmap",
+        "x": _MAP_COSTS,
+        "y": _MAP_ALPHAS,
+        "z": [list(row) for row in _optimal_gamma_grid()],
+        "colorscale": "Viridis",
+        "zmin": 0,
+        "colorbar": {"title": {"text": f"optimal {GAMMA}"}, "thickness": 12},
+        "hovertemplate": f"c = %{{x:.2f}}, {ALPHA} = %{{y:.2f}}: optimal {GAMMA} = %{{z}}<extra></extra>",
+        "name": f"optimal {GAMMA}",
+    }
+    cross = {"color": "#FFFFFF", "size": 12, "symbol": "x", "line": {"color": "#000000", "width": 2}}
+    hover = f"your setting: c = %{{x:.2f}}, {ALPHA} = %{{y:.2f}}<extra></extra>"
+    here = line([cost], [alpha], name=f"your (c, {ALPHA})", mode="markers", marker=cross, hover=hover)
+    out = figure([heat, here], layout(x_title="draft cost c", y_title=f"per-token acceptance rate {ALPHA}", height=360))
+    out["layout"]["showlegend"] = False
+    return out
