@@ -18,13 +18,10 @@ from typing import Any
 
 __all__ = [
     "COLORS",
-    "LAB3D_KINDS",
-    "LAB3D_SAMPLED_Z",
     "PATTERNS",
     "POLICY_STYLES",
     "bar",
     "figure",
-    "lab3d_figure",
     "layout",
     "line",
     "optimal_gamma_map_figure",
@@ -658,117 +655,6 @@ def draft_risk_figure(
     }
     lay["margin"]["r"] = 56
     return figure(data, lay)
-
-
-# --- 3D lab -----------------------------------------------------------------------------------------------------
-
-#: How the 3D lab draws each kind of token: legend name, colour and a marker symbol (the second cue besides
-#: colour). "drafted" is a proposal the target has not checked yet; the others are the verdicts of ``steps``.
-#: Only circles, squares and diamonds: WebGL draws 3D markers from font glyphs, and the cross glyphs are
-#: missing from some system fonts. A rejection (open square) sits under its correction (filled square).
-LAB3D_KINDS: dict[str, tuple[str, str, str]] = {
-    "drafted": ("drafted, not yet checked", COLORS["draft"], "circle-open"),
-    "accepted": ("accepted: u below the line", COLORS["accepted"], "circle"),
-    "rejected": ("rejected: u above the line", COLORS["rejected"], "square-open"),
-    "discarded": ("discarded after the rejection", COLORS["discarded"], "diamond-open"),
-    "correction": ("correction from the residual", COLORS["correction"], "square"),
-    "bonus": ("bonus from the target", COLORS["bonus"], "diamond"),
-}
-
-#: Height of the tokens that are sampled rather than tested (corrections and bonuses): above the unit interval
-#: that u and min(1, p/q) live in, so they never sit on a verdict.
-LAB3D_SAMPLED_Z = 1.15
-
-
-def lab3d_figure(points: Sequence[dict[str, Any]], *, rounds: int, gamma: int) -> Figure:
-    """Rounds x draft positions x the verify test, as one Plotly ``scatter3d`` scene.
-
-    ``points`` holds one dict per token: ``kind`` (a key of ``LAB3D_KINDS``), ``round`` and ``position``
-    (1-based), ``z`` (the uniform u for a checked proposal, 0 for an unchecked one, ``LAB3D_SAMPLED_Z`` for a
-    correction or bonus), ``threshold`` (min(1, p/q) for a checked proposal, else None) and ``text`` (hover).
-    A checked proposal stands on a stem as high as min(1, p/q): it is accepted exactly when its marker sits below
-    the stem's top, which is the verify step drawn to scale.
-
-    >>> fig = lab3d_figure([{"kind": "accepted", "round": 1, "position": 1, "z": 0.2, "threshold": 0.9,
-    ...                      "text": "x"}], rounds=1, gamma=1)
-    >>> fig["data"][0]["z"], fig["data"][2]["name"], fig["data"][2]["z"]
-    ([0.0, 0.9, None], 'accepted: u below the line', [0.2])
-    """
-    stems: dict[str, list[Any]] = {"x": [], "y": [], "z": []}
-    for point in points:
-        if point.get("threshold") is not None:
-            stems["x"] += [point["round"], point["round"], None]
-            stems["y"] += [point["position"], point["position"], None]
-            stems["z"] += [0.0, point["threshold"], None]
-    data: list[Trace] = [
-        {
-            "type": "scatter3d",
-            "mode": "lines",
-            "name": "min(1, p/q): the acceptance line",
-            "x": stems["x"],
-            "y": stems["y"],
-            "z": stems["z"],
-            "line": {"color": COLORS["target"], "width": 5},
-            "hoverinfo": "skip",
-            "connectgaps": False,
-        }
-    ]
-    for kind, (name, colour, symbol) in LAB3D_KINDS.items():
-        group = [point for point in points if point["kind"] == kind]
-        # Every kind keeps its legend entry, even when this run has none of it: the legend is the key to the
-        # chart, and entries that come and go with a slider would move the others around. Plotly leaves a trace
-        # without points out of the legend, so an absent kind gets one point at null, which draws nothing.
-        empty = not group
-        data.append(
-            {
-                "type": "scatter3d",
-                "mode": "markers",
-                "name": name,
-                "x": [None] if empty else [point["round"] for point in group],
-                "y": [None] if empty else [point["position"] for point in group],
-                "z": [None] if empty else [point["z"] for point in group],
-                "text": [""] if empty else [point["text"] for point in group],
-                "hovertemplate": "%{text}<extra></extra>",
-                "marker": {"color": colour, "symbol": symbol, "size": 6 if kind == "discarded" else 7},
-                "showlegend": True,
-            }
-        )
-    positions = list(range(1, gamma + 2))
-    axis = {"showspikes": False}
-    layout_: dict[str, Any] = {
-        "height": 500,
-        "margin": {"l": 0, "r": 0, "t": 8, "b": 0},
-        "legend": {"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom"},
-        # Keeps the reader's camera when a slider redraws the scene.
-        "uirevision": "lab3d",
-        "scene": {
-            "xaxis": {
-                **axis,
-                "title": {"text": "round"},
-                "range": [0.5, rounds + 0.5],
-                "dtick": 1 if rounds <= 20 else 5,
-            },
-            "yaxis": {
-                **axis,
-                "title": {"text": "draft position"},
-                "range": [0.5, gamma + 1.5],
-                "tickvals": positions,
-                "ticktext": [str(i) for i in positions[:-1]] + ["bonus"],
-            },
-            "zaxis": {
-                **axis,
-                "title": {"text": "u vs min(1, p/q)"},
-                "range": [0, 1.25],
-                "tickvals": [0, 0.5, 1, LAB3D_SAMPLED_Z],
-                "ticktext": ["0", "0.5", "1", "sampled"],
-            },
-            "aspectmode": "manual",
-            "aspectratio": {"x": 2.0, "y": 1.0, "z": 0.75},
-            "camera": {"eye": {"x": 1.2, "y": -1.65, "z": 0.75}, "center": {"x": 0, "y": 0, "z": -0.2}},
-            "dragmode": "turntable",
-        },
-    }
-    return figure(data, layout_)
 
 
 # --- Playground -------------------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ import { MSG, message } from "./protocol.js";
 import { sketch } from "./sketch.js";
 
 const SITE = new URL("../", import.meta.url);
-const READY_TEXT = "Ready: target context synchronized";
+const READY_TEXT = "Python is ready";
 
 // --- status line ----------------------------------------------------------------------------------------------
 

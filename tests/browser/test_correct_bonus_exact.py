@@ -24,7 +24,7 @@ from specdec_core import theory, web
 
 pytestmark = pytest.mark.browser
 
-READY = "Ready: target context synchronized"
+READY = "Python is ready"
 P = [0.4, 0.35, 0.25]
 Q = [0.2, 0.2, 0.6]
 # The labels the pages show (escaped: the linter flags Greek letters that look like Latin ones).

@@ -1,6 +1,6 @@
 """The home page: hero, the 3D lab (Python in the worker, WebGL chart), its controls, URL state and theme.
 
-Expected numbers come from the same handler (``lab3d.run``) run natively with the same arguments: the browser's
+Expected numbers come from the same handler (``home.run``) run natively with the same arguments: the browser's
 Python must reproduce them exactly, seed for seed.
 """
 
@@ -14,19 +14,20 @@ import pytest
 from conftest import axe_violations, expect_plotly, switch_scheme
 from playwright.sync_api import expect
 
-from specdec_core import figures, web
+from specdec_core import web
+from specdec_core.web import home
 
 pytestmark = pytest.mark.browser
 
-READY = "Ready: target context synchronized"
-RUN = {"rounds": 300, "shown": 16}  # the page's run, as in docs/index.md
+READY = "Python is ready"
+RUN = {"rounds": 16}  # the page's run, as in docs/index.md
 # Waits on Python's answers: generous, because a busy test machine can take seconds per worker call.
 LIVE = 60_000
 
 
 def native(**args: Any) -> dict[str, Any]:
     full = {"gamma": 4, "alpha": 0.8, "cost": 0.05, "seed": 0, **RUN, **args}
-    result: dict[str, Any] = json.loads(web.call("lab3d.run", json.dumps(full)))
+    result: dict[str, Any] = json.loads(web.call("home.run", json.dumps(full)))
     return result
 
 
@@ -80,7 +81,7 @@ def test_home_is_ready_with_the_hero_and_a_live_3d_lab(page: Any) -> None:
     # A WebGL scene with every token kind in the legend, and metrics equal to the native run's.
     chart = lab.locator(".sd-chart")
     expect(chart.locator("canvas").first).to_be_visible()
-    for name, _, _ in figures.LAB3D_KINDS.values():
+    for name, _, _ in home.KINDS.values():
         expect(chart.locator(".legendtext", has_text=name)).to_have_count(1)
     expected = native()
     expect_metrics(lab, expected["metrics"])
@@ -114,7 +115,7 @@ def test_url_round_trip_and_clamping(page: Any) -> None:
     lab = open_home(page, "?gamma=99&alpha=0.35&cost=-2&seed=7")
     expect(lab.get_by_text("gamma 99 is out of range; clamped to 8")).to_be_visible()
     expect(lab.get_by_text("cost -2 is out of range; clamped to 0")).to_be_visible()
-    expect(lab.get_by_label("Proposal length \u03b3")).to_have_value("8")
+    expect(lab.get_by_label("Speculation length \u03b3")).to_have_value("8")
     expect(lab.get_by_label("Draft cost c")).to_have_value("0")
     expected = native(gamma=8, alpha=0.35, cost=0, seed=7)["metrics"]
     expect_metrics(lab, expected)
@@ -129,18 +130,26 @@ def test_url_round_trip_and_clamping(page: Any) -> None:
 def test_step_explains_one_round_and_reset_starts_over(page: Any) -> None:
     lab = open_home(page, "?seed=3")
     latest = lab.locator(".sd-lab3d__latest")
+    summary = lab.locator(".sd-lab3d__summary")
     lab.get_by_role("button", name="Reset", exact=True).click()
-    expect(latest).to_have_text(native(seed=3, rounds=1, shown=1, pending=True)["latest"], timeout=LIVE)
+    expect(latest).to_have_text(native(seed=3, shown=1, pending=True)["latest"], timeout=LIVE)
+    # Round 1 is drafted but not checked: the summary and the cards must not tell its outcome yet.
+    expect(summary).to_have_text(native(seed=3, shown=1, pending=True)["summary"], timeout=LIVE)
+    expect(summary).to_contain_text("0 rounds played")
+    expect(lab.locator('[data-metric="target-calls-saved"]')).to_have_text("\u2014")
     lab.get_by_role("button", name="Step", exact=True).click()
-    expect(latest).to_have_text(native(seed=3, rounds=1, shown=1)["latest"], timeout=LIVE)
+    checked = native(seed=3, shown=1)
+    expect(latest).to_have_text(checked["latest"], timeout=LIVE)
+    expect(summary).to_have_text(checked["summary"], timeout=LIVE)
+    expect_metrics(lab, checked["metrics"])
     lab.get_by_role("button", name="Step", exact=True).click()
-    expect(latest).to_have_text(native(seed=3, rounds=2, shown=2, pending=True)["latest"], timeout=LIVE)
+    expect(latest).to_have_text(native(seed=3, shown=2, pending=True)["latest"], timeout=LIVE)
     lab.get_by_role("button", name="Step", exact=True).click()
-    expect(latest).to_have_text(native(seed=3, rounds=2, shown=2)["latest"], timeout=LIVE)
+    expect(latest).to_have_text(native(seed=3, shown=2)["latest"], timeout=LIVE)
     # The newest round waits as drafted between its two half-steps: the legend shows that state too.
     lab.get_by_role("button", name="Step", exact=True).click()
-    expect(latest).to_have_text(native(seed=3, rounds=3, shown=3, pending=True)["latest"], timeout=LIVE)
-    drafted = figures.LAB3D_KINDS["drafted"][0]
+    expect(latest).to_have_text(native(seed=3, shown=3, pending=True)["latest"], timeout=LIVE)
+    drafted = home.KINDS["drafted"][0]
     expect(lab.locator(".legendtext", has_text=drafted)).to_have_count(1)
 
 

@@ -19,7 +19,7 @@ from specdec_core import web
 
 pytestmark = pytest.mark.browser
 
-READY = "Ready: target context synchronized"
+READY = "Python is ready"
 WIDGET = '.sd-widget[data-widget="playground"]'
 GAMMA_SIGN = "\N{GREEK SMALL LETTER GAMMA}"
 GAMMA = "Speculation length " + GAMMA_SIGN

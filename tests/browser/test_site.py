@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-READY = "Ready: target context synchronized"
+READY = "Python is ready"
 # Start-up is Pyodide's boot plus the wheel (about 2.5 s here); the margin covers a loaded 2-core machine.
 BOOT_MS = 60_000
 NOT_BUILT = "(site not built)"

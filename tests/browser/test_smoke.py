@@ -17,7 +17,7 @@ from specdec_core import web
 
 pytestmark = pytest.mark.browser
 
-READY = "Ready: target context synchronized"
+READY = "Python is ready"
 ARGS = {"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6], "labels": ["cat", "dog", "fox"]}
 
 

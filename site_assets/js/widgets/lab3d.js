@@ -1,16 +1,16 @@
 // Widget "lab3d": the home page's 3D lab. Rounds along one axis, draft positions along another, and the verify
 // test as height: each checked proposal stands on a stem as tall as min(1, p/q) with its uniform u as a marker,
 // so "accepted" means "below the top of the stem". Corrections and bonuses float above, discarded drafts lie
-// on the floor. Python (handler lab3d.run) runs the rounds and builds the figure; this file only wires it up.
+// on the floor. Python (handler home.run) runs the rounds and builds the figure; this file only wires it up.
 //
 //   <div class="sd-widget" data-widget="lab3d">
-//   <script type="application/json">{"handler": "lab3d.run", "args": {"gamma": 4, "alpha": 0.8, ...}}</script>
+//   <script type="application/json">{"handler": "home.run", "args": {"gamma": 4, "alpha": 0.8, ..., "rounds": 16}}</script>
 //   </div>
 //
-// Controls: "Proposal length γ", "Agreement rate α", "Draft cost c", "Seed" (URL state gamma, alpha, cost, seed).
-// Buttons replay the shown rounds one half-step at a time (drafted, then checked): Run (Stop), Step, Reset.
+// Controls: "Speculation length γ", "Agreement rate α", "Draft cost c", "Seed" (URL state gamma, alpha, cost, seed).
+// Buttons replay the run one half-step at a time (drafted, then checked): Run (Stop), Step, Reset. The chart,
+// the table, the summary and the cards always describe the same rounds: those checked so far.
 
-const SHOWN = 16; // rounds drawn in the chart
 const PACE_MS = 260; // between replay frames, so the eye can follow a round from drafted to checked
 
 const percent = (v) => `${(v * 100).toFixed(1)}%`;
@@ -50,10 +50,10 @@ SDLab.register("lab3d", {
     const { handler, args: defaults } = ctx.settings;
     const P = SDLab.PARAMS;
     const state = ctx.url.read({ gamma: P.gamma, alpha: P.alpha, cost: P.cost, seed: P.seed });
-    const rounds = defaults.rounds;
+    const rounds = defaults.rounds; // rounds in the run, all drawn in the chart
 
     // --- controls
-    const gamma = ctx.slider({ key: "gamma", label: "Proposal length γ", ...P.gamma, value: state.gamma, format: (v) => `${v}` });
+    const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", ...P.gamma, value: state.gamma, format: (v) => `${v}` });
     const alpha = ctx.slider({ key: "alpha", label: "Agreement rate α", ...P.alpha, value: state.alpha, format: (v) => v.toFixed(2) });
     const cost = ctx.slider({ key: "cost", label: "Draft cost c", ...P.cost, value: state.cost, format: (v) => v.toFixed(2) });
     const seed = ctx.number({ key: "seed", label: "Seed", ...P.seed, value: state.seed });
@@ -120,7 +120,7 @@ SDLab.register("lab3d", {
 
     // --- painting
     const values = () => ({ gamma: gamma.value, alpha: alpha.value, cost: cost.value, seed: seed.value });
-    let view = { shown: SHOWN, pending: false }; // what the chart shows: all rounds, or a replay's progress
+    let view = { shown: rounds, pending: false }; // what the chart shows: all rounds, or a replay's progress
     let task = null;
 
     const paintTable = (rows) => {
@@ -154,51 +154,49 @@ SDLab.register("lab3d", {
       return far;
     };
 
-    const paintFrame = (result) => {
+    // One frame paints everything from one answer: the cards count the same checked rounds as the chart.
+    const paint = (result, args) => {
       ctx.render(chart, fit(result.figure));
       latest.textContent = result.latest;
       summary.textContent = result.summary;
       paintTable(result.table);
-      step.disabled = view.shown >= SHOWN && !view.pending;
-    };
-
-    const paintAll = (result, args) => {
-      paintFrame(result);
+      step.disabled = view.shown >= rounds && !view.pending;
       const m = result.metrics;
-      const formats = {};
-      for (const card of CARDS) formats[card.name] = formats[`${card.name}-theory`] = card.format;
-      ctx.setMetrics(
-        Object.fromEntries(CARDS.flatMap((c) => [[c.name, m[c.name]], [`${c.name}-theory`, m[`${c.name}-theory`]]])),
-        formats,
-      );
-      footnote.textContent =
-        `Simulated over ${m["target-passes"].toLocaleString("en")} seeded rounds (the chart shows the first ` +
-        `${SHOWN}): ${m["tokens-emitted"].toLocaleString("en")} tokens, speedup ${times(m.speedup)} ` +
-        `(theory ${times(m["speedup-theory"])}). Theory assumes i.i.d. acceptance, as this model pair has ` +
-        `(Leviathan et al. 2023, Eq. 1 and Theorem 3.8).`;
+      for (const card of CARDS) {
+        // Before the first check there is nothing to count: the card says so instead of a number.
+        if (card.name in m) ctx.setMetric(card.name, m[card.name], card.format(m[card.name]));
+        else ctx.setMetric(card.name, "", "—");
+        ctx.setMetric(`${card.name}-theory`, m[`${card.name}-theory`], card.format(m[`${card.name}-theory`]));
+      }
+      const passes = m["target-passes"];
+      footnote.textContent = passes
+        ? `Counted over the ${passes === 1 ? "round" : `${passes} rounds`} checked so far: ` +
+          `${m["tokens-emitted"]} tokens, speedup ${times(m.speedup)} (theory ${times(m["speedup-theory"])}). ` +
+          `Theory assumes i.i.d. acceptance, as this model pair has (Leviathan et al. 2023, Eq. 1 and Theorem 3.8); ` +
+          `a few rounds scatter around it.`
+        : "No round has been checked yet: the cards fill in as the target checks each round.";
       el.dataset.args = JSON.stringify(args);
     };
 
-    const full = ctx.latest(handler, paintAll);
+    const full = ctx.latest(handler, paint);
     const refresh = () => {
       task?.stop();
-      view = { shown: SHOWN, pending: false };
+      view = { shown: rounds, pending: false };
       const v = values();
       ctx.url.write(v);
-      full({ ...defaults, ...v, rounds, shown: SHOWN, pending: false });
+      full({ ...defaults, ...v });
     };
 
-    // A replay frame: only the shown rounds are simulated (the seeded prefix is the same rounds), no metrics.
+    // A replay frame: the first rounds of the same seeded run, the newest one drafted (pending) or checked.
     const show = async (shown, pending, signal) => {
       view = { shown, pending };
-      const args = { ...defaults, ...values(), rounds: shown, shown, pending, span: SHOWN };
-      const result = await ctx.call(handler, args, { signal });
-      paintFrame(result);
+      const args = { ...defaults, ...values(), shown, pending };
+      paint(await ctx.call(handler, args, { signal }), args);
     };
 
     const advance = (signal) => {
       if (view.pending) return show(view.shown, false, signal);
-      if (view.shown >= SHOWN) return show(1, true, signal); // Step after the last round starts over
+      if (view.shown >= rounds) return show(1, true, signal); // Step after the last round starts over
       return show(view.shown + 1, true, signal);
     };
 
@@ -207,8 +205,8 @@ SDLab.register("lab3d", {
       run.textContent = "Stop";
       const { signal } = task;
       try {
-        if (view.shown >= SHOWN && !view.pending) await show(1, true, signal);
-        while (!signal.aborted && (view.shown < SHOWN || view.pending)) {
+        if (view.shown >= rounds && !view.pending) await show(1, true, signal);
+        while (!signal.aborted && (view.shown < rounds || view.pending)) {
           await new Promise((resolve) => setTimeout(resolve, PACE_MS));
           if (!signal.aborted) await advance(signal);
         }
@@ -228,7 +226,7 @@ SDLab.register("lab3d", {
 
     // Paint the build-time run at once when it is the run the URL asks for; then go live either way.
     const same = ["gamma", "alpha", "cost", "seed"].every((k) => defaults[k] === state[k]);
-    if (ctx.initial && same) paintAll(ctx.initial, { ...defaults });
+    if (ctx.initial && same) paint(ctx.initial, { ...defaults });
     ctx.ready.then(refresh, () => {});
 
     return () => watcher.disconnect();
