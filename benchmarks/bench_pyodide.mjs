@@ -1,9 +1,11 @@
 // Run benchmarks/snippets.py inside Pyodide under Node, with the core installed from the dist/
 // wheel exactly as the browser installs it. benchmarks/bench_pyodide.py runs the same snippets
-// natively and prints both side by side; run this file alone for the Pyodide figures only.
+// natively and in Chromium (bench_chromium.mjs) too and prints them side by side; run this file
+// alone for the Node figures only.
 //
-// Usage: node benchmarks/bench_pyodide.mjs [--json]
-//   --json  print one JSON object on stdout (Python's own output goes to stderr)
+// Usage: node benchmarks/bench_pyodide.mjs [--json] [--wheel PATH]
+//   --json        print one JSON object on stdout (Python's own output goes to stderr)
+//   --wheel PATH  install this wheel instead of the one in dist/ (the driver passes its snapshot of it)
 
 import fs from "node:fs";
 import path from "node:path";
@@ -28,7 +30,8 @@ function coreWheel() {
 
 async function main() {
   const asJson = process.argv.includes("--json");
-  const wheel = coreWheel();
+  const wheelAt = process.argv.indexOf("--wheel");
+  const wheel = wheelAt > 0 && process.argv[wheelAt + 1] ? path.resolve(process.argv[wheelAt + 1]) : coreWheel();
 
   let started = performance.now();
   const pyodide = await loadPyodide();
@@ -57,7 +60,7 @@ async function main() {
 import json, sys
 sys.path.insert(0, ${JSON.stringify(WORKDIR)})
 import snippets
-json.dumps({"python": sys.version.split()[0], "results": snippets.run_all()})
+json.dumps(snippets.run_measured())
 `);
   const result = JSON.parse(resultJson);
   result.pyodide = pyodide.version;

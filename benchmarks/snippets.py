@@ -1,14 +1,17 @@
 """Benchmark snippets that run unchanged natively and inside Pyodide.
 
-``bench_pyodide.py`` calls ``run_all()`` here in CPython, and ``bench_pyodide.mjs`` calls the same
-function inside Pyodide under Node, so the two columns of its table time the same code. Standard
-library and ``specdec_core`` only: this file is copied into Pyodide's file system as it is.
+``bench_pyodide.py`` calls ``run_measured()`` here in CPython, and ``bench_chromium.mjs`` (Chromium)
+and ``bench_pyodide.mjs`` (Node) call the same function inside Pyodide, so every column of its table
+times the same code. Standard library and ``specdec_core`` only: this file is copied into Pyodide's
+file system as it is.
 
-Each snippet repeats its measurement ``REPEATS`` times and reports every run and the median.
+Each snippet repeats its measurement ``REPEATS`` times and reports every run and the median;
+``run_measured()`` runs every snippet once to warm up, then again for the figures.
 """
 
 from __future__ import annotations
 
+import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -103,3 +106,16 @@ SNIPPETS: dict[str, Callable[[], dict[str, Any]]] = {
 
 def run_all() -> dict[str, dict[str, Any]]:
     return {name: snippet() for name, snippet in SNIPPETS.items()}
+
+
+def run_measured() -> dict[str, Any]:
+    """Every snippet twice in this runtime: a first pass right after start-up ("cold"), then the measured one.
+
+    V8 compiles each WebAssembly function with its baseline compiler (Liftoff) when first called and recompiles
+    hot ones with its optimising compiler (TurboFan) in the background (v8.dev/docs/wasm-compilation-pipeline),
+    so Pyodide runs slower for a while after boot, the longer on a loaded machine. The measured pass times the
+    core's steady state; the cold pass shows what a reader's first interaction gets. Native CPython has no such
+    warm-up but runs both passes too, so every side does the same thing.
+    """
+    cold = run_all()
+    return {"python": platform.python_version(), "cold": cold, "results": run_all()}
