@@ -43,6 +43,7 @@ __all__ = [
     "expected_discarded",
     "expected_tokens",
     "markov_acceptance_tails",
+    "markov_round_law",
     "markov_stationary",
     "operations_factor",
     "optimal_gamma",
@@ -398,6 +399,30 @@ def markov_acceptance_tails(
         for s in range(size):
             tails[s].append(r[s])
     return tails
+
+
+def markov_round_law(
+    target_rows: Sequence[Sequence[float]],  # [V][V]: row s is p(. | previous token s)
+    draft_rows: Sequence[Sequence[float]],  # [V][V]: row s is q(. | previous token s)
+    gamma: int,
+) -> list[tuple[float, float, list[float]]]:
+    """The law of a round's accepted count for a first-order Markov pair, per start token s: ``[V]`` of
+    (E[accepted], E[accepted^2], [P(accepted = k) for k = 0..gamma]).
+
+    From the tails r_i(s) = P(at least i accepted) of ``markov_acceptance_tails``: P(k) = r_k - r_{k+1} with
+    r_0 = 1 and r_{gamma+1} = 0, E[accepted] = sum_i r_i and E[accepted^2] = sum_i (2i - 1) r_i. With the same
+    rows at every context it is the capped geometric law of Leviathan et al. (2023), Section 3.1:
+
+    >>> mean, second, probs = markov_round_law([[0.5, 0.5]] * 2, [[0.9, 0.1]] * 2, 2)[0]
+    >>> round(mean, 12), round(second, 12), [round(x, 12) for x in probs]
+    (0.96, 1.68, [0.4, 0.24, 0.36])
+    """
+    law: list[tuple[float, float, list[float]]] = []
+    for tails in markov_acceptance_tails(target_rows, draft_rows, gamma):
+        at_least = [1.0, *tails, 0.0]
+        probs = [max(0.0, at_least[k] - at_least[k + 1]) for k in range(len(tails) + 1)]
+        law.append((math.fsum(tails), math.fsum((2 * i + 1) * r for i, r in enumerate(tails)), probs))
+    return law
 
 
 def markov_stationary(target_rows: Sequence[Sequence[float]], tolerance: float = 1e-13) -> list[float]:

@@ -20,6 +20,7 @@ from specdec_core.theory import (
     expected_discarded,
     expected_tokens,
     markov_acceptance_tails,
+    markov_round_law,
     markov_stationary,
     operations_factor,
     optimal_gamma,
@@ -178,3 +179,21 @@ def test_markov_stationary_is_invariant_for_the_quality_target() -> None:
     moved = [sum(pi[s] * table[s][x] for s in range(len(pi))) for x in range(len(pi))]
     assert sum(pi) == pytest.approx(1.0, abs=1e-12)
     assert moved == pytest.approx(pi, abs=1e-10)
+
+
+def test_markov_round_law_matches_exact_enumeration_of_the_round() -> None:
+    """Per start token, P(accepted = k) equals the exact mass of round outcomes of length k + 1 (Fraction
+    enumeration of the real round's branches), and the moments are those of that law."""
+    gamma = 3
+    law = markov_round_law(_TINY_P, _TINY_Q, gamma)
+
+    def exact(rows: list[list[float]]) -> object:
+        return lambda context: [Fraction(x) for x in rows[context[-1]]]
+
+    for s in range(3):
+        outcomes = exact_round_distribution(exact(_TINY_P), exact(_TINY_Q), gamma, context=(s,))  # type: ignore[arg-type]
+        by_count = [float(sum((w for t, w in outcomes.items() if len(t) == k + 1), Fraction(0))) for k in range(4)]
+        mean, second, probs = law[s]
+        assert probs == pytest.approx(by_count, abs=1e-12)
+        assert mean == pytest.approx(sum(k * x for k, x in enumerate(by_count)), abs=1e-12)
+        assert second == pytest.approx(sum(k * k * x for k, x in enumerate(by_count)), abs=1e-12)
