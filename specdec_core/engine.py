@@ -1,6 +1,6 @@
 """Generation loops: speculative decoding with a draft-length policy, and the plain autoregressive baseline.
 
-Both return a ``Trace``: the rounds (``steps.Round``), one ``Event`` per token that was drafted or emitted,
+Both produce a ``Trace``: the rounds (``steps.Round``), one ``Event`` per token that was drafted or emitted,
 and counters. One speculative round is:
 
 1. **draft**   ask the policy for a cap, then draft token by token from the draft model while the policy
@@ -16,13 +16,35 @@ Drawing the verify uniform early changes nothing for ordinary policies (the unif
 the oracle policy peek at the verdict. Seeded runs are therefore reproducible, and a test can enumerate runs
 exactly by feeding chosen uniforms.
 
-Stopping and truncation. Generation stops after ``max_tokens`` emitted tokens or right after the pair's end
-token. The last round may produce tokens beyond that point; they are dropped, keep their event with
-``emitted=False``, and are counted in ``truncated`` rather than in accepted / corrections / bonuses. So, always:
+Budget and truncation. Generation stops after ``max_tokens`` emitted tokens or right after the pair's end
+token. A round emits its accepted drafts plus one correction or bonus token, so with n tokens left in the
+budget it drafts at most n - 1 (the policy's cap is lowered to that, and the policy hears the real count): no
+draft step and no target pass is spent on a token past the budget. transformers' assisted generation caps its
+drafts the same way (``max_length - current length - 1`` in ``AssistedCandidateGenerator._calculate_new_tokens``).
+The cap depends only on how many tokens are already out, a decision from the past like any policy's, so the
+output stays exact. A round can still produce tokens after an end token: they are dropped, keep their event
+with ``emitted=False``, and are counted in ``truncated`` rather than in accepted / corrections / bonuses. So,
+always:
 
     emitted == accepted + corrections + bonuses == len(tokens)
     emitted + truncated == total tokens the rounds produced
+    truncated == 0 unless an end token was emitted
     drafted == draft_steps == accepted drafts (kept or truncated) + rejected + discarded
+
+With ``restart_at_end=True`` an end token closes a paragraph instead of the run: the rest of that round is
+truncated and generation goes on from an empty context until the budget is spent (``stopped`` stays "budget").
+
+Resumable runs. ``SpeculativeRun`` and ``AutoregressiveRun`` hold a generation in progress. ``advance(n)`` runs
+whole rounds until at least n more tokens are out or the run is done, so a page can stream a long generation in
+chunks and get exactly the trace that one call gives (``generate_speculative`` is ``advance(max_tokens)`` on a
+fresh run). ``snapshot()`` returns the run's state as JSON-safe data and ``restore(pair, snapshot)`` rebuilds
+it, so a handler that keeps no state between calls can carry a run across them. What a snapshot holds, and so
+its size: the random generator's state (625 ints, about 7 kB of JSON), the policy's ``to_dict()`` (a few
+numbers), the ten counters of the whole run, the budget, and the context the models will be conditioned on:
+at most ``window`` tokens when a window is set, otherwise the current paragraph so far (at most
+len(context) + max_tokens tokens). It never holds events, rounds or text: a restored run's trace starts empty
+and records only what it runs from then on, with the positions and round indices of the whole run, and its
+``totals`` add the saved counters to the trace's own. A run's memory is its trace since it was made or restored.
 
 Non-goals: batching (``batch.py``), wall-clock timing (``benchmarks/``), KV caches.
 """
@@ -32,18 +54,20 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar, Literal
 
 from .distributions import check_gamma, sample, validate_probs
 from .models import ModelPair
-from .policies import DraftPolicy
+from .policies import DraftPolicy, make_policy
 from .steps import Round, speculative_round_from_uniforms, verify
 
 __all__ = [
+    "AutoregressiveRun",
     "Counters",
     "Event",
     "EventKind",
+    "SpeculativeRun",
     "Trace",
     "generate_autoregressive",
     "generate_speculative",
@@ -89,6 +113,12 @@ class Counters:
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
+
+    def __add__(self, other: Counters) -> Counters:
+        return Counters(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+
+_COUNTER_NAMES = tuple(f.name for f in fields(Counters))
 
 
 @dataclass
@@ -138,44 +168,101 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def _check_args(pair: ModelPair, max_tokens: int, rng: random.Random, context: Sequence[int]) -> list[int]:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-        raise TypeError(f"max_tokens must be an int, got {type(max_tokens).__name__}")
-    if max_tokens < 0:
-        raise ValueError(f"max_tokens must be >= 0 (got {max_tokens})")
-    if not isinstance(rng, random.Random):
-        raise TypeError(f"rng must be a random.Random, got {type(rng).__name__}")
+def _check_count(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0 (got {value})")
+    return value
+
+
+def _check_tokens(pair: ModelPair, tokens: Sequence[int], name: str) -> list[int]:
     size = len(pair.vocab)
     if size == 0:
         raise ValueError("vocab must not be empty")
     out: list[int] = []
-    for i, token in enumerate(context):
+    for i, token in enumerate(tokens):
         if isinstance(token, bool) or not isinstance(token, int):
-            raise TypeError(f"context[{i}] must be an int, got {type(token).__name__}")
+            raise TypeError(f"{name}[{i}] must be an int, got {type(token).__name__}")
         if not 0 <= token < size:
-            raise ValueError(f"context[{i}] must be a token id in 0..{size - 1} (got {token})")
+            raise ValueError(f"{name}[{i}] must be a token id in 0..{size - 1} (got {token})")
         out.append(token)
     return out
 
 
-class _Output:
-    """The emitted sequence under construction, applying the budget and the end token."""
+class _Run:
+    """What both runs share: the budget, the end token, the models' context, the counters, the random stream."""
 
-    def __init__(self, pair: ModelPair, max_tokens: int, trace: Trace) -> None:
+    mode: ClassVar[Literal["speculative", "autoregressive"]]
+
+    def __init__(
+        self,
+        pair: ModelPair,
+        policy_name: str,
+        *,
+        max_tokens: int,
+        rng: random.Random,
+        context: Sequence[int],
+        window: int | None,
+        restart_at_end: bool,
+    ) -> None:
+        self.max_tokens = _check_count(max_tokens, "max_tokens")
+        if not isinstance(rng, random.Random):
+            raise TypeError(f"rng must be a random.Random, got {type(rng).__name__}")
+        self.window = None if window is None else _check_count(window, "window")
+        if not isinstance(restart_at_end, bool):
+            raise TypeError(f"restart_at_end must be a bool, got {type(restart_at_end).__name__}")
         self.pair = pair
-        self.max_tokens = max_tokens
-        self.trace = trace
-        self.done = max_tokens == 0
+        self.rng = rng
+        self.restart_at_end = restart_at_end
+        self.trace = Trace(self.mode, policy_name)
+        self._context = _check_tokens(pair, context, "context")  # what the models are conditioned on
+        self._trim()
+        self._saved = Counters()  # the run's counters before the snapshot it was restored from
+        self._done = self.max_tokens == 0
+        self._closed = self._done  # the current round emits nothing more: budget spent or end token out
 
-    def offer(self, token: int, kind: EventKind, round_index: int, position: int) -> None:
-        """Emit ``token`` at ``position`` unless generation is already over: then it is truncated."""
+    @property
+    def done(self) -> bool:
+        """True once the budget is spent, or the end token is out (unless ``restart_at_end``)."""
+        return self._done
+
+    @property
+    def emitted(self) -> int:
+        """Tokens emitted over the whole run, including before a restore."""
+        return self._saved.emitted + self.trace.counters.emitted
+
+    @property
+    def totals(self) -> Counters:
+        """The whole run's counters: those saved in the snapshot it was restored from plus the trace's own."""
+        return self._saved + self.trace.counters
+
+    def advance(self, n: int) -> int:
+        """Run whole rounds until at least ``n`` more tokens are emitted or the run is done; return how many."""
+        _check_count(n, "n")
+        start = self.emitted
+        while not self._done and self.emitted - start < n:
+            self._closed = False
+            self._step()
+        self.trace.text = _text(self.pair, self.trace.tokens)
+        return self.emitted - start
+
+    def _step(self) -> None:
+        raise NotImplementedError
+
+    def _trim(self) -> None:
+        if self.window is not None and len(self._context) > self.window:
+            del self._context[: len(self._context) - self.window]
+
+    def _offer(self, token: int, kind: EventKind, round_index: int, position: int) -> None:
+        """Emit ``token`` at ``position`` unless the round is closed: then it is truncated."""
         trace, counters = self.trace, self.trace.counters
-        if self.done:
+        kept = not self._closed
+        trace.events.append(Event(position, token, self.pair.vocab[token], kind, round_index, kept))
+        if not kept:
             counters.truncated += 1
-            trace.events.append(Event(position, token, self.pair.vocab[token], kind, round_index, False))
             return
         trace.tokens.append(token)
-        trace.events.append(Event(position, token, self.pair.vocab[token], kind, round_index, True))
         counters.emitted += 1
         if kind == "accepted":
             counters.accepted += 1
@@ -183,15 +270,214 @@ class _Output:
             counters.corrections += 1
         elif kind == "bonus":
             counters.bonuses += 1
+        self._context.append(token)
+        self._trim()
         if token == self.pair.end_token:
-            self.done = True
-            trace.stopped = "end"
-        elif len(trace.tokens) >= self.max_tokens:
-            self.done = True
+            self._closed = True
+            if self.restart_at_end:
+                self._context.clear()  # a fresh paragraph: the models see an empty context again
+            else:
+                self._done = True
+                trace.stopped = "end"
+        if self.emitted >= self.max_tokens:
+            self._closed = self._done = True
 
-    def note(self, token: int, kind: EventKind, round_index: int, position: int) -> None:
+    def _note(self, token: int, kind: EventKind, round_index: int, position: int) -> None:
         """Record a token that was drafted but never emitted (rejected or discarded)."""
         self.trace.events.append(Event(position, token, self.pair.vocab[token], kind, round_index, False))
+
+    def _state(self) -> dict[str, Any]:
+        version, internal, gauss = self.rng.getstate()
+        return {
+            "format": _SNAPSHOT_FORMAT,
+            "mode": self.mode,
+            "max_tokens": self.max_tokens,
+            "window": self.window,
+            "restart_at_end": self.restart_at_end,
+            "context": list(self._context),
+            "done": self._done,
+            "stopped": self.trace.stopped,
+            "counters": self.totals.to_dict(),
+            "rng": [version, list(internal), gauss],
+        }
+
+    def _resume(self, saved: _Saved) -> None:
+        self._saved = saved.counters
+        self._done = saved.done or self.emitted >= self.max_tokens
+        self._closed = self._done
+        self.trace.stopped = saved.stopped
+
+
+class SpeculativeRun(_Run):
+    """A speculative generation in progress: advance it in chunks, save it with ``snapshot``, rebuild it.
+
+    >>> import json
+    >>> from specdec_core.models import quality_pair
+    >>> from specdec_core.policies import make_policy
+    >>> pair = quality_pair(0.8)
+    >>> run = SpeculativeRun(pair, make_policy("dynamic", gamma=3), max_tokens=60, rng=random.Random(0))
+    >>> first = run.advance(25)  # whole rounds, until at least 25 tokens are out
+    >>> first >= 25, run.done
+    (True, False)
+    >>> saved = json.dumps(run.snapshot())  # about 8 kB, whatever the run's length
+    >>> rest = SpeculativeRun.restore(pair, json.loads(saved))
+    >>> first + rest.advance(100), rest.done, rest.totals.emitted, len(rest.trace.tokens) == 60 - first
+    (60, True, 60, True)
+    """
+
+    mode = "speculative"
+
+    def __init__(
+        self,
+        pair: ModelPair,
+        policy: DraftPolicy,
+        *,
+        max_tokens: int,
+        rng: random.Random,
+        context: Sequence[int] = (),
+        window: int | None = None,
+        restart_at_end: bool = False,
+    ) -> None:
+        super().__init__(
+            pair,
+            policy.name,
+            max_tokens=max_tokens,
+            rng=rng,
+            context=context,
+            window=window,
+            restart_at_end=restart_at_end,
+        )
+        self.policy = policy
+
+    def _step(self) -> None:
+        pair, policy, counters = self.pair, self.policy, self.trace.counters
+        round_index = self._saved.target_passes + counters.target_passes
+        start = list(self._context)
+        # n tokens left allow n - 1 drafts plus the correction or bonus: nothing is drafted past the budget.
+        cap = min(
+            check_gamma(policy.start_round(), f"{policy.name}: start_round()"), self.max_tokens - self.emitted - 1
+        )
+        drafts, q_rows, uniforms = self._draft(start, cap)
+
+        # --8<-- [start:target_pass]
+        # Step 2: one target pass scores every prefix: rows for draft positions 0..gamma-1, then the bonus row.
+        p_rows = [pair.target.probs(start + drafts[:j]) for j in range(len(drafts) + 1)]  # [gamma + 1][V]
+        counters.target_passes += 1
+        # --8<-- [end:target_pass]
+
+        # Steps 2-4: verify left to right, then correct or bonus, with the uniforms drawn while drafting.
+        round_ = speculative_round_from_uniforms(p_rows, q_rows, drafts, [*uniforms, self.rng.random()])
+        self.trace.rounds.append(round_)
+        base = self.emitted
+        for pos in round_.positions:
+            if pos.outcome == "accepted":
+                self._offer(pos.token, "accepted", round_index, base + pos.index)
+            elif pos.outcome == "rejected":
+                counters.rejected += 1
+                self._note(pos.token, "rejected", round_index, base + pos.index)
+            else:
+                counters.discarded += 1
+                self._note(pos.token, "discarded", round_index, base + pos.index)
+        self._offer(round_.final_token, round_.ended_with, round_index, base + round_.accepted)
+        policy.after_round(round_.accepted, round_.gamma)
+
+    def _draft(self, start: list[int], cap: int) -> tuple[list[int], list[list[float]], list[float]]:
+        """Step 1: draft up to ``cap`` tokens while the policy agrees; each token's verify uniform comes with it."""
+        pair, policy, counters = self.pair, self.policy, self.trace.counters
+        drafts: list[int] = []
+        q_rows: list[list[float]] = []  # [gamma][V]
+        uniforms: list[float] = []  # [gamma]
+        for i in range(cap):
+            # Not validated here: the round validates every row once, and it is the costly part in the browser.
+            q = list(pair.draft.probs(start + drafts))
+            token = sample(q, self.rng.random())
+            u = self.rng.random()
+            drafts.append(token)
+            q_rows.append(q)
+            uniforms.append(u)
+            counters.draft_steps += 1
+            will_accept: bool | None = None
+            if policy.peeks:
+                # The oracle's look into the future: not a target pass of the algorithm, so not counted.
+                will_accept = verify(pair.target.probs(start + drafts[:-1]), q, token, u)
+            if not policy.keep_drafting(i, q, will_accept):
+                break
+        counters.drafted += len(drafts)
+        return drafts, q_rows, uniforms
+
+    def snapshot(self) -> dict[str, Any]:
+        """The run's state as JSON-safe data (see the module docstring for what it holds and its size)."""
+        to_dict = getattr(self.policy, "to_dict", None)
+        if not callable(to_dict):
+            raise TypeError(f"policy {self.policy.name!r} has no to_dict(), so a snapshot could not rebuild it")
+        return {**self._state(), "policy": to_dict()}
+
+    @classmethod
+    def restore(cls, pair: ModelPair, snapshot: dict[str, Any]) -> SpeculativeRun:
+        """Rebuild a run from ``snapshot()``'s data and the same ``pair``: it continues exactly where it was."""
+        saved = _read_snapshot(pair, snapshot, cls.mode)
+        policy = _read_policy(snapshot.get("policy"))
+        run = cls(
+            pair,
+            policy,
+            max_tokens=saved.max_tokens,
+            rng=saved.rng,
+            context=saved.context,
+            window=saved.window,
+            restart_at_end=saved.restart_at_end,
+        )
+        run._resume(saved)
+        return run
+
+
+class AutoregressiveRun(_Run):
+    """Plain sampling from the target in progress: the same ``advance`` / ``snapshot`` / ``restore`` as above."""
+
+    mode = "autoregressive"
+
+    def __init__(
+        self,
+        pair: ModelPair,
+        *,
+        max_tokens: int,
+        rng: random.Random,
+        context: Sequence[int] = (),
+        window: int | None = None,
+        restart_at_end: bool = False,
+    ) -> None:
+        super().__init__(
+            pair,
+            "none",
+            max_tokens=max_tokens,
+            rng=rng,
+            context=context,
+            window=window,
+            restart_at_end=restart_at_end,
+        )
+
+    def _step(self) -> None:
+        p = validate_probs(self.pair.target.probs(self._context), "target.probs output")
+        self.trace.counters.target_passes += 1
+        self._offer(sample(p, self.rng.random()), "plain", -1, self.emitted)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The run's state as JSON-safe data (as ``SpeculativeRun.snapshot``, without a policy)."""
+        return self._state()
+
+    @classmethod
+    def restore(cls, pair: ModelPair, snapshot: dict[str, Any]) -> AutoregressiveRun:
+        """Rebuild a run from ``snapshot()``'s data and the same ``pair``."""
+        saved = _read_snapshot(pair, snapshot, cls.mode)
+        run = cls(
+            pair,
+            max_tokens=saved.max_tokens,
+            rng=saved.rng,
+            context=saved.context,
+            window=saved.window,
+            restart_at_end=saved.restart_at_end,
+        )
+        run._resume(saved)
+        return run
 
 
 def generate_autoregressive(
@@ -204,15 +490,9 @@ def generate_autoregressive(
     >>> trace.counters.target_passes, trace.counters.emitted, trace.events[0].kind
     (5, 5, 'plain')
     """
-    prefix = _check_args(pair, max_tokens, rng, context)
-    trace = Trace("autoregressive", "none")
-    out = _Output(pair, max_tokens, trace)
-    while not out.done:
-        p = validate_probs(pair.target.probs(prefix + trace.tokens), "target.probs output")
-        trace.counters.target_passes += 1
-        out.offer(sample(p, rng.random()), "plain", -1, len(trace.tokens))
-    trace.text = _text(pair, trace.tokens)
-    return trace
+    run = AutoregressiveRun(pair, max_tokens=max_tokens, rng=rng, context=context)
+    run.advance(max_tokens)
+    return run.trace
 
 
 def generate_speculative(
@@ -231,59 +511,9 @@ def generate_speculative(
     >>> [r.accepted for r in trace.rounds], trace.counters.emitted, trace.counters.truncated
     ([3, 3], 8, 0)
     """
-    prefix = _check_args(pair, max_tokens, rng, context)
-    trace = Trace("speculative", policy.name)
-    out = _Output(pair, max_tokens, trace)
-    counters = trace.counters
-    while not out.done:
-        round_index = len(trace.rounds)
-        start = prefix + trace.tokens
-        cap = check_gamma(policy.start_round(), f"{policy.name}: start_round()")
-
-        # Step 1: draft, token by token, while the policy agrees. Each token's verify uniform is drawn with it.
-        drafts: list[int] = []
-        q_rows: list[list[float]] = []
-        uniforms: list[float] = []
-        for i in range(cap):
-            # Not validated here: the round validates every row once, and it is the costly part in the browser.
-            q = list(pair.draft.probs(start + drafts))
-            token = sample(q, rng.random())
-            u = rng.random()
-            drafts.append(token)
-            q_rows.append(q)
-            uniforms.append(u)
-            counters.draft_steps += 1
-            will_accept: bool | None = None
-            if policy.peeks:
-                # The oracle's look into the future: not a target pass of the algorithm, so not counted.
-                will_accept = verify(pair.target.probs(start + drafts[:-1]), q, token, u)
-            if not policy.keep_drafting(i, q, will_accept):
-                break
-        counters.drafted += len(drafts)
-
-        # --8<-- [start:target_pass]
-        # Step 2: one target pass scores every prefix: rows for draft positions 0..gamma-1, then the bonus row.
-        p_rows = [pair.target.probs(start + drafts[:j]) for j in range(len(drafts) + 1)]  # [gamma + 1][V]
-        counters.target_passes += 1
-        # --8<-- [end:target_pass]
-
-        # Steps 2-4: verify left to right, then correct or bonus, with the uniforms drawn above.
-        round_ = speculative_round_from_uniforms(p_rows, q_rows, drafts, [*uniforms, rng.random()])
-        trace.rounds.append(round_)
-        base = len(trace.tokens)
-        for pos in round_.positions:
-            if pos.outcome == "accepted":
-                out.offer(pos.token, "accepted", round_index, base + pos.index)
-            elif pos.outcome == "rejected":
-                counters.rejected += 1
-                out.note(pos.token, "rejected", round_index, base + pos.index)
-            else:
-                counters.discarded += 1
-                out.note(pos.token, "discarded", round_index, base + pos.index)
-        out.offer(round_.final_token, round_.ended_with, round_index, base + round_.accepted)
-        policy.after_round(round_.accepted, round_.gamma)
-    trace.text = _text(pair, trace.tokens)
-    return trace
+    run = SpeculativeRun(pair, policy, max_tokens=max_tokens, rng=rng, context=context)
+    run.advance(max_tokens)
+    return run.trace
 
 
 def _text(pair: ModelPair, tokens: list[int]) -> str:
@@ -291,3 +521,93 @@ def _text(pair: ModelPair, tokens: list[int]) -> str:
     if callable(decode):
         return str(decode(tokens))
     return " ".join(pair.vocab[t] for t in tokens)
+
+
+# Snapshots -------------------------------------------------------------------------------------------------------
+
+_SNAPSHOT_FORMAT = "specdec_core.engine.run/1"
+_POLICY_KEYS = frozenset({"name", "gamma", "tau", "max_gamma", "state"})
+
+
+@dataclass(frozen=True)
+class _Saved:
+    """A snapshot, checked and decoded."""
+
+    max_tokens: int
+    window: int | None
+    restart_at_end: bool
+    context: list[int]
+    done: bool
+    stopped: Literal["budget", "end"]
+    counters: Counters
+    rng: random.Random
+
+
+def _read_snapshot(pair: ModelPair, snapshot: object, mode: str) -> _Saved:
+    if not isinstance(snapshot, dict):
+        raise TypeError(f"snapshot must be a dict, got {type(snapshot).__name__}")
+    expected = {"format", "mode", "max_tokens", "window", "restart_at_end", "context", "done", "stopped"}
+    expected |= {"counters", "rng"} | ({"policy"} if mode == "speculative" else set())
+    missing, extra = sorted(expected - set(snapshot)), sorted(set(snapshot) - expected)
+    if missing or extra:
+        raise ValueError(f"snapshot must have the keys of a {mode} run (missing {missing}, unknown {extra})")
+    if snapshot["format"] != _SNAPSHOT_FORMAT or snapshot["mode"] != mode:
+        raise ValueError(
+            f"snapshot['format'] and snapshot['mode'] must be {_SNAPSHOT_FORMAT!r} and {mode!r} "
+            f"(got {snapshot['format']!r} and {snapshot['mode']!r})"
+        )
+    max_tokens = _check_count(snapshot["max_tokens"], "snapshot['max_tokens']")
+    window = snapshot["window"]
+    if window is not None:
+        window = _check_count(window, "snapshot['window']")
+    for key in ("restart_at_end", "done"):
+        if not isinstance(snapshot[key], bool):
+            raise TypeError(f"snapshot[{key!r}] must be a bool, got {type(snapshot[key]).__name__}")
+    if snapshot["stopped"] not in ("budget", "end"):
+        raise ValueError(f"snapshot['stopped'] must be 'budget' or 'end' (got {snapshot['stopped']!r})")
+    if not isinstance(snapshot["context"], list):
+        raise TypeError(f"snapshot['context'] must be a list, got {type(snapshot['context']).__name__}")
+    counters = _read_counters(snapshot["counters"])
+    if counters.emitted > max_tokens:
+        raise ValueError(f"snapshot['counters']['emitted'] must be <= max_tokens = {max_tokens}")
+    return _Saved(
+        max_tokens=max_tokens,
+        window=window,
+        restart_at_end=snapshot["restart_at_end"],
+        context=_check_tokens(pair, snapshot["context"], "snapshot['context']"),
+        done=snapshot["done"],
+        stopped=snapshot["stopped"],
+        counters=counters,
+        rng=_read_rng(snapshot["rng"]),
+    )
+
+
+def _read_counters(value: object) -> Counters:
+    if not isinstance(value, dict):
+        raise TypeError(f"snapshot['counters'] must be a dict, got {type(value).__name__}")
+    if set(value) != set(_COUNTER_NAMES):
+        raise ValueError(f"snapshot['counters'] must have exactly the keys {list(_COUNTER_NAMES)}")
+    return Counters(**{k: _check_count(value[k], f"snapshot['counters'][{k!r}]") for k in _COUNTER_NAMES})
+
+
+def _read_rng(value: object) -> random.Random:
+    if not isinstance(value, list | tuple) or len(value) != 3:
+        raise TypeError("snapshot['rng'] must be a list [version, internal state, gauss_next]")
+    version, internal, gauss = value
+    if not isinstance(internal, list | tuple) or any(isinstance(x, bool) or not isinstance(x, int) for x in internal):
+        raise TypeError("snapshot['rng'][1] must be a list of ints")
+    rng = random.Random(0)
+    try:
+        rng.setstate((version, tuple(internal), gauss))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"snapshot['rng'] is not the state of a random.Random: {exc}") from None
+    return rng
+
+
+def _read_policy(value: object) -> DraftPolicy:
+    if not isinstance(value, dict):
+        raise TypeError(f"snapshot['policy'] must be a dict, got {type(value).__name__}")
+    unknown = sorted(set(value) - _POLICY_KEYS)
+    if unknown or "name" not in value:
+        raise ValueError(f"snapshot['policy'] must have a name and only the keys {sorted(_POLICY_KEYS)}")
+    return make_policy(**value)
