@@ -63,16 +63,21 @@ def expected_tokens(alpha: float, gamma: int) -> float:
     It is the mean of a capped geometric count plus the one correction-or-bonus token; gamma + 1 when
     alpha = 1, and 1 when alpha = 0 (the correction token alone: never worse than plain decoding in tokens).
 
-    >>> expected_tokens(0.8, 4)
+    Computed as the series 1 + alpha + ... + alpha^gamma, which the closed form sums. Near alpha = 1 the closed
+    form divides two differences that cancel (at alpha = 1 - 1e-9 it keeps about 7 correct digits); the series,
+    in Horner form, has no subtraction, is continuous at alpha = 1 and never decreases as alpha grows.
+
+    >>> round(expected_tokens(0.8, 4), 12)
     3.3616
     >>> expected_tokens(1.0, 4)
     5.0
     """
     a = check_alpha(alpha)
     g = check_gamma(gamma)
-    if a == 1.0:
-        return float(g + 1)
-    return (1.0 - a ** (g + 1)) / (1.0 - a)
+    total = 1.0
+    for _ in range(g):
+        total = 1.0 + a * total
+    return total
 
 
 def accepted_count_distribution(alpha: float, gamma: int) -> list[float]:
@@ -160,8 +165,13 @@ def break_even_alpha(gamma: int, cost: float) -> float | None:
     the break-even point is unique and found by bisection. ``None`` when even alpha = 1 does not pay, which
     happens exactly when c > 1 (a draft step slower than a target pass). At c = 0 drafting is free: 0.
 
+    At c = 1 a round costs gamma + 1 pass-units and yields at most gamma + 1 tokens, so only alpha = 1 breaks
+    even: the answer is exactly 1.0.
+
     >>> round(break_even_alpha(4, 0.05), 4), break_even_alpha(4, 0.0), break_even_alpha(4, 1.5)
     (0.1668, 0.0, None)
+    >>> break_even_alpha(4, 1.0)
+    1.0
     """
     g = check_gamma(gamma)
     c = check_cost(cost)
@@ -169,6 +179,10 @@ def break_even_alpha(gamma: int, cost: float) -> float | None:
         raise ValueError("gamma must be at least 1 for a break-even alpha (at 0 the speedup is 1 for every alpha)")
     if speedup(1.0, g, c) < 1.0:
         return None
+    if speedup(1.0, g, c) == 1.0:
+        # Below alpha = 1 the speedup is below 1, but in floats it rounds to 1 within an ulp or so of alpha = 1,
+        # and bisection would stop a hair short of the exact answer.
+        return 1.0
     if speedup(0.0, g, c) >= 1.0:  # c = 0: even a draft that is always rejected costs nothing
         return 0.0
     return _invert_increasing(lambda a: speedup(a, g, c), 1.0)

@@ -14,6 +14,7 @@ from specdec_core.stats import chi_square_sf, chi_square_statistic
 from specdec_core.steps import speculative_round
 from specdec_core.theory import (
     accepted_count_distribution,
+    break_even_alpha,
     draft_acceptance_rate,
     exact_round_distribution,
     expected_accepted,
@@ -44,6 +45,55 @@ def test_expected_tokens_edges() -> None:
     assert expected_tokens(1.0, 4) == 5.0
     assert expected_tokens(0.0, 4) == 1.0
     assert expected_tokens(0.5, 0) == 1.0
+
+
+NEAR_ONE = [1 - 10.0**-k for k in range(1, 16)] + [1 - 2.0**-52, 1 - 2.0**-53, 1.0]
+
+
+@pytest.mark.parametrize("gamma", [1, 4, 16, 64])
+def test_expected_tokens_equals_the_exact_series(gamma: int) -> None:
+    """Against 1 + alpha + ... + alpha^gamma summed in Fractions (exact for the float alpha), to a few ulps
+    everywhere, including a hair below alpha = 1 where the closed form (1 - alpha^(gamma+1)) / (1 - alpha)
+    loses up to half its digits (at alpha = 1 - 1e-12 its numerator keeps about 4 significant digits)."""
+    rng = random.Random(gamma)
+    for alpha in [rng.random() for _ in range(200)] + NEAR_ONE:
+        exact = sum(Fraction(alpha) ** k for k in range(gamma + 1))
+        assert abs(Fraction(expected_tokens(alpha, gamma)) - exact) <= exact * Fraction(2, 10**15)
+
+
+@pytest.mark.parametrize("gamma", [1, 4, 64])
+def test_expected_tokens_is_monotone_and_continuous_at_one(gamma: int) -> None:
+    """Approaching alpha = 1 from below the values never decrease and reach gamma + 1 smoothly. Taylor at 1:
+    sum_k (1 - e)^k = (gamma + 1) - e gamma (gamma + 1) / 2 + r, with 0 <= r <= e^2 sum_k k (k - 1) / 2
+    = e^2 (gamma + 1) gamma (gamma - 1) / 6, so the value must sit within that of the linear term, plus float
+    rounding: Horner's rule over gamma steps errs by at most about 2 gamma u times the sum (u = 2^-53)."""
+    values = [expected_tokens(alpha, gamma) for alpha in NEAR_ONE]
+    assert values == sorted(values) and values[-1] == gamma + 1
+    for alpha, value in zip(NEAR_ONE, values, strict=True):
+        e = 1.0 - alpha
+        linear = (gamma + 1) - e * gamma * (gamma + 1) / 2
+        rounding = (2 * gamma + 2) * (gamma + 1) * 2.0**-53
+        assert abs(value - linear) <= e * e * (gamma + 1) * gamma * (gamma - 1) / 6 + rounding
+
+
+@pytest.mark.parametrize("gamma", [1, 4, 16, 64])
+def test_break_even_alpha_at_cost_one_is_exactly_one(gamma: int) -> None:
+    # c = 1: a round costs gamma + 1 pass-units and yields at most gamma + 1 tokens: only alpha = 1 pays its way.
+    assert break_even_alpha(gamma, 1.0) == 1.0
+
+
+@pytest.mark.parametrize("gamma", [1, 4, 16])
+def test_break_even_alpha_approaches_one_continuously(gamma: int) -> None:
+    """With c = 1 - d the break-even alpha solves sum_k alpha^k = gamma c + 1 = (gamma + 1) - gamma d. By the
+    expansion above, 1 - alpha = 2 d / (gamma + 1) to first order, the relative error of order d gamma: it must
+    land within 1% of that for d <= 1e-4, below 1 and rising towards it as d shrinks."""
+    previous = 0.0
+    for d in (1e-4, 1e-6, 1e-9, 1e-12):
+        alpha = break_even_alpha(gamma, 1.0 - d)
+        assert alpha is not None and previous < alpha < 1.0
+        assert 1.0 - alpha == pytest.approx(2 * d / (gamma + 1), rel=1e-2)
+        assert speedup(alpha, gamma, 1.0 - d) == pytest.approx(1.0, abs=1e-14)
+        previous = alpha
 
 
 def test_speedup_matches_theorem_3_8_example() -> None:
