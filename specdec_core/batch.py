@@ -371,25 +371,10 @@ def simulate(
     >>> c.accepted_hist.tolist(), c.emitted, c.bonuses
     ([0, 0, 0, 10], 40, 10)
     """
-    p_row = _check_distribution(p, "p")  # [V]
-    q_row = _check_distribution(q, "q")  # [V]
-    if p_row.shape != q_row.shape:
-        raise ValueError(f"p and q must have the same length (got {p_row.size} and {q_row.size})")
-    g = _check_gamma(gamma)
-    if isinstance(rounds, bool) or not isinstance(rounds, int | np.integer):
-        raise TypeError(f"rounds must be an int (got {type(rounds).__name__})")
-    if rounds < 0:
-        raise ValueError(f"rounds must be >= 0 (got {rounds})")
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-        raise ValueError(f"chunk must be a positive int (got {chunk!r})")
+    p_row, q_row, g = _check_simulate_args(p, q, gamma, rounds, chunk)
     generator = _check_rng(rng)
     vocab = p_row.size
-
-    residual = np.maximum(p_row - q_row, 0.0)  # [V]
-    if not (residual > 0).any():
-        residual = p_row  # p == q: rejections have probability zero, see _round_from_uniforms
-    cdfs = [np.cumsum(d) for d in (q_row, residual, p_row)]  # 3 x [V]
-    lasts = [int(vocab - 1 - np.argmax(d[::-1] > 0)) for d in (q_row, residual, p_row)]
+    samplers = _samplers(p_row, q_row)
 
     hist = np.zeros(g + 1, dtype=np.int64)  # [gamma + 1]
     first_counts = np.zeros(vocab, dtype=np.int64)  # [V]
@@ -397,28 +382,9 @@ def simulate(
     done = 0
     while done < rounds:
         n = min(chunk, rounds - done)
-        m = n + 1  # one extra round continues the last counted one
-        u = generator.random((m, 2 * g + 1))  # [m, 2 gamma + 1]: draft, verify, final
-        # Step 1: draft gamma tokens from q.
-        drafts = _inverse_cdf(cdfs[0], lasts[0], u[:, :g])  # [m, gamma]
-        # Step 2: verify, exactly as in _round_from_uniforms (q(x) > 0 always holds for a token drawn from q).
-        ok = u[:, g : 2 * g] * q_row[drafts] < p_row[drafts]  # [m, gamma]
-        accepted = np.logical_and.accumulate(ok, axis=1).sum(axis=1)  # [m]
-        # Step 3: correct after a rejection, or Step 4: bonus after a full acceptance.
-        final = np.where(
-            accepted < g,
-            _inverse_cdf(cdfs[1], lasts[1], u[:, 2 * g]),
-            _inverse_cdf(cdfs[2], lasts[2], u[:, 2 * g]),
-        )  # [m]
-        first = drafts[:, 0] if g else final  # [m] the round's first emitted token
-        if g:
-            first = np.where(accepted >= 1, first, final)
-        second = np.where(accepted[:n] == 1, final[:n], first[1:])  # [n]
-        if g >= 2:
-            second = np.where(accepted[:n] >= 2, drafts[:n, 1], second)
-
-        hist += np.bincount(accepted[:n], minlength=g + 1)
-        first_counts += np.bincount(first[:n], minlength=vocab)
+        accepted, first, second = _simulate_chunk(p_row, q_row, g, n, samplers, generator)
+        hist += np.bincount(accepted, minlength=g + 1)
+        first_counts += np.bincount(first, minlength=vocab)
         second_counts += np.bincount(second, minlength=vocab)
         done += n
 
@@ -439,3 +405,61 @@ def simulate(
         drafted=drafted,
         discarded=drafted - accepted_total - corrections,
     )
+
+
+def _check_simulate_args(
+    p: object, q: object, gamma: object, rounds: object, chunk: object
+) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
+    p_row = _check_distribution(p, "p")  # [V]
+    q_row = _check_distribution(q, "q")  # [V]
+    if p_row.shape != q_row.shape:
+        raise ValueError(f"p and q must have the same length (got {p_row.size} and {q_row.size})")
+    g = _check_gamma(gamma)
+    if isinstance(rounds, bool) or not isinstance(rounds, int | np.integer):
+        raise TypeError(f"rounds must be an int (got {type(rounds).__name__})")
+    if rounds < 0:
+        raise ValueError(f"rounds must be >= 0 (got {rounds})")
+    if isinstance(chunk, bool) or not isinstance(chunk, int):
+        raise TypeError(f"chunk must be an int (got {type(chunk).__name__})")
+    if chunk < 1:
+        raise ValueError(f"chunk must be a positive int (got {chunk})")
+    return p_row, q_row, g
+
+
+def _samplers(p_row: NDArray[np.float64], q_row: NDArray[np.float64]) -> list[tuple[NDArray[np.float64], int]]:
+    """Running sums [V] and last positive token of the three fixed laws a round samples: q, the residual, p."""
+    residual = np.maximum(p_row - q_row, 0.0)  # [V]
+    if not (residual > 0).any():
+        residual = p_row  # p == q: rejections have probability zero, see _round_from_uniforms
+    return [(np.cumsum(d), int(d.size - 1 - np.argmax(d[::-1] > 0))) for d in (q_row, residual, p_row)]
+
+
+def _simulate_chunk(
+    p_row: NDArray[np.float64],  # [V]
+    q_row: NDArray[np.float64],  # [V]
+    g: int,
+    n: int,
+    samplers: list[tuple[NDArray[np.float64], int]],  # (running sums [V], last positive token) of q, residual, p
+    generator: np.random.Generator,
+) -> tuple[IntArray, IntArray, IntArray]:
+    """``n`` rounds (plus one that continues the last): accepted counts, first and second emitted tokens, [n]."""
+    m = n + 1  # one extra round continues the last counted one
+    u = generator.random((m, 2 * g + 1))  # [m, 2 gamma + 1]: draft, verify, final
+    # Step 1: draft gamma tokens from q.
+    drafts = _inverse_cdf(*samplers[0], u[:, :g])  # [m, gamma]
+    # Step 2: verify, exactly as in _round_from_uniforms (q(x) > 0 always holds for a token drawn from q).
+    ok = u[:, g : 2 * g] * q_row[drafts] < p_row[drafts]  # [m, gamma]
+    accepted = np.logical_and.accumulate(ok, axis=1).sum(axis=1)  # [m]
+    # Step 3: correct after a rejection, or Step 4: bonus after a full acceptance.
+    final = np.where(
+        accepted < g,
+        _inverse_cdf(*samplers[1], u[:, 2 * g]),
+        _inverse_cdf(*samplers[2], u[:, 2 * g]),
+    )  # [m]
+    first = drafts[:, 0] if g else final  # [m] the round's first emitted token
+    if g:
+        first = np.where(accepted >= 1, first, final)
+    second = np.where(accepted[:n] == 1, final[:n], first[1:])  # [n]
+    if g >= 2:
+        second = np.where(accepted[:n] >= 2, drafts[:n, 1], second)
+    return accepted[:n], first[:n], second

@@ -396,6 +396,8 @@ def test_bad_uniforms_raise(uniforms: Any, error: type[Exception], message: str)
         ({"gamma": True}, TypeError, r"gamma must be an int"),
         ({"rounds": -1}, ValueError, r"rounds must be >= 0"),
         ({"rounds": 10.0}, TypeError, r"rounds must be an int"),
+        ({"chunk": 0}, ValueError, r"chunk must be a positive int"),
+        ({"chunk": 8.0}, TypeError, r"chunk must be an int"),
         ({"rng": random.Random(0)}, TypeError, r"rng must be a numpy.random.Generator"),
     ],
 )
