@@ -7,7 +7,8 @@ the target. This module holds the tests they use:
 - the grouped statistic for a first-order Markov chain observed along one path (``grouped_chi_square``);
 - the total-variation distance an exact sampler shows by chance at a given sample size (``tv_noise``), so a
   page can say whether a TV it measured is noise or bias;
-- ``goodness_of_fit``, the summary a widget shows: TV, its noise level, chi-square, p-value and a verdict.
+- ``goodness_of_fit``, the summary a widget shows: TV, its noise level, chi-square, p-value and a verdict, and
+  ``chain_fit``, the same for tokens emitted along one path of a first-order Markov chain.
 
 An infinite statistic (a count where the distribution puts no mass) is reported as ``None`` with p-value 0: JSON
 has no infinity, and no finite stand-in is honest.
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "SIGNIFICANCE",
+    "chain_fit",
     "chi_square_sf",
     "chi_square_statistic",
     "goodness_of_fit",
@@ -207,3 +209,34 @@ def goodness_of_fit(counts: Sequence[int], probs: Sequence[float]) -> dict[str, 
         "p-value": p_value,
         "exact": 1 if p_value >= SIGNIFICANCE else 0,
     }
+
+
+def chain_fit(
+    transitions: Sequence[Sequence[int]],  # [V][V]: after token c, token y was emitted this often
+    rows: Sequence[Sequence[float]],  # [V][V]: the chain's row after each token
+) -> dict[str, float | None]:
+    """Tokens emitted along one path against the chain they should follow: the per-context grouped chi-square
+    (``df``, ``chi-square``, ``p-value``, ``exact``; without a verdict while ``df`` is 0), and the TV between
+    the pooled shares of the tokens and the rows mixed by how often each context was visited, with its noise.
+
+    >>> fit = chain_fit([[6, 4], [5, 5]], [[0.5, 0.5], [0.5, 0.5]])
+    >>> fit["df"], fit["tv-distance"], fit["exact"]
+    (2, 0.05, 1)
+    """
+    visits = [sum(row) for row in transitions]
+    n = sum(visits)
+    if n <= 0:
+        raise ValueError("transitions must hold at least one token")
+    stat, df = grouped_chi_square(transitions, rows)
+    mix = [math.fsum(k * row[y] for k, row in zip(visits, rows, strict=True)) / n for y in range(len(rows[0]))]
+    shares = [sum(row[y] for row in transitions) / n for y in range(len(mix))]
+    fit: dict[str, float | None] = {
+        "df": df,
+        "tv-distance": round(0.5 * math.fsum(abs(a - b) for a, b in zip(shares, mix, strict=True)), 12),
+        "tv-noise": round(tv_noise(visits, rows), 12),
+    }
+    if df:
+        p_value = chi_square_sf(stat, df)
+        fit |= {"chi-square": round(stat, 6) if math.isfinite(stat) else None, "p-value": p_value}
+        fit["exact"] = 1 if p_value >= SIGNIFICANCE else 0
+    return fit

@@ -10,6 +10,7 @@ import pytest
 
 from specdec_core.models import quality_pair
 from specdec_core.stats import (
+    chain_fit,
     chi_square_sf,
     chi_square_statistic,
     goodness_of_fit,
@@ -114,3 +115,25 @@ def test_tv_noise_pools_groups_by_their_own_rows() -> None:
 def test_tv_noise_rejects_an_empty_sample() -> None:
     with pytest.raises(ValueError, match="visits"):
         tv_noise([0], [[1.0]])
+
+
+def test_chain_fit_of_a_path_that_follows_its_chain() -> None:
+    """Counts [[6, 4], [5, 5]] against rows of [.5, .5]: group 0 gives (1 + 1) / 5 = 0.4 on one df, group 1 gives 0
+    on one df; pooled shares [11/20, 9/20] against the mix [.5, .5] are 0.05 apart in TV."""
+    fit = chain_fit([[6, 4], [5, 5]], [[0.5, 0.5], [0.5, 0.5]])
+    assert fit["df"] == 2
+    assert fit["chi-square"] == pytest.approx(0.4)
+    assert fit["p-value"] == pytest.approx(chi_square_sf(0.4, 2))
+    assert fit["tv-distance"] == pytest.approx(0.05)
+    assert fit["tv-noise"] == pytest.approx(tv_noise([10, 10], [[0.5, 0.5], [0.5, 0.5]]))
+    assert fit["exact"] == 1
+
+
+def test_chain_fit_gives_no_verdict_without_degrees_of_freedom() -> None:
+    fit = chain_fit([[1, 0], [0, 0]], [[0.5, 0.5], [0.5, 0.5]])
+    assert fit["df"] == 0 and "p-value" not in fit and "exact" not in fit
+
+
+def test_chain_fit_of_an_impossible_transition_is_none_with_p_value_zero() -> None:
+    fit = chain_fit([[5, 5, 1], [0, 0, 0], [0, 0, 0]], [[0.5, 0.5, 0.0]] * 3)
+    assert fit["chi-square"] is None and fit["p-value"] == 0.0 and fit["exact"] == 0

@@ -1,6 +1,7 @@
-"""The Playground's handler, ``playground.run``: chunked runs, replay, exact theory and the exactness check.
+"""The Playground's handler, ``playground.run``: a run carried in its state, exact theory and the exactness check.
 
-Every call goes through ``web.call`` (JSON in, JSON out), the way the worker and the build hook call it.
+Every call goes through ``web.call`` (JSON in, JSON out), the way the worker and the build hook call it, so the
+state the tests hand back has made the same JSON round trip as the page's.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from specdec_core import web
+from specdec_core import engine, web
 from specdec_core.models import QUALITY_WORDS, quality_pair
-from specdec_core.steps import draft, speculative_round
+from specdec_core.policies import FixedPolicy
 from specdec_core.theory import draft_acceptance_rate, expected_tokens
+from specdec_core.web import playground
 
 KINDS = {"accepted", "rejected", "correction", "discarded", "bonus"}
 
@@ -25,88 +27,88 @@ def run(**args: Any) -> dict[str, Any]:
     return result
 
 
-def chunked(total: int, chunk: int, session: str, **settings: Any) -> dict[str, Any]:
-    """Play ``total`` rounds in calls of ``chunk`` rounds, carrying the history as the page does."""
-    history: list[Any] = []
-    result: dict[str, Any] = {}
+def chunked(total: int, chunk: int, **settings: Any) -> dict[str, Any]:
+    """Play ``total`` rounds in calls of ``chunk`` rounds, handing the state back as the page does."""
+    result = run(**settings, rounds=0)
     played = 0
     while played < total:
         n = min(chunk, total - played)
-        result = run(**settings, rounds=n, session=session, history=history)
-        history = result["history"]
+        result = run(**settings, rounds=n, state=result["state"])
         played += n
     return result
 
 
 def test_preview_before_any_round_has_no_measured_rates_and_no_verdict() -> None:
-    result = run(quality=0.85, gamma=4, cost=0.05, seed=0, rounds=0, session="preview")
+    result = run(quality=0.85, gamma=4, cost=0.05, seed=0, rounds=0)
     metrics = result["metrics"]
     assert metrics["rounds"] == 0 and metrics["tokens-emitted"] == 0
-    assert "accept-rate" not in metrics and "exact" not in metrics
+    assert "accept-rate" not in metrics and "alpha" not in metrics and "exact" not in metrics
     assert result["verdict"]["state"] == "thin"
-    assert 0.0 < metrics["accept-rate-theory"] < 1.0
+    assert 0.0 < metrics["accept-rate-theory"] < metrics["alpha-theory"] < 1.0
     assert result["stream"] == [] and result["explanation"] is None
 
 
 def test_chunked_run_equals_one_long_call() -> None:
     """Many short calls advance one run: 300 rounds in chunks of 7 are the 300 rounds of a single call."""
     settings = {"quality": 0.7, "gamma": 3, "cost": 0.1, "seed": 11}
-    many = chunked(300, 7, "chunks", **settings)
-    once = run(**settings, rounds=300, session="once")
+    many = chunked(300, 7, **settings)
+    once = run(**settings, rounds=300)
     assert many["metrics"] == once["metrics"]
-    assert many["stream"] == once["stream"]
-    assert many["history"] == [[0.7, 3, 300]]
+    assert many["state"] == once["state"]
+    assert many["figures"] == once["figures"]
+    assert many["stream"][-1] == once["stream"][-1]
 
 
-def test_lost_state_is_replayed_from_seed_and_history() -> None:
-    """A fresh session id (as after Retry restarts the worker) replays the history to the same run."""
-    settings = {"quality": 0.6, "gamma": 5, "cost": 0.05, "seed": 3}
-    first = run(**settings, rounds=120, session="a")
-    assert first["replayed"] is False
-    again = run(**settings, rounds=0, session="other", history=first["history"])
-    assert again["replayed"] is True
-    assert again["metrics"] == first["metrics"] and again["stream"] == first["stream"]
+def test_the_handler_keeps_nothing_between_calls() -> None:
+    """The same state sent twice (as after a Retry restarts the worker) gives the same answer: all the run's
+    state travels in the call."""
+    first = run(quality=0.6, gamma=5, seed=3, rounds=120)
+    a = run(quality=0.6, gamma=5, rounds=40, state=first["state"])
+    run(quality=0.2, gamma=2, seed=9, rounds=75)  # another run in between changes nothing
+    b = run(quality=0.6, gamma=5, rounds=40, state=first["state"])
+    assert a == b
 
 
-def test_settings_change_mid_run_continues_the_run() -> None:
-    """Dropping the quality without a reset appends a segment; the replayed run matches the live one."""
-    good = run(quality=0.95, gamma=4, seed=5, rounds=100, session="mid")
-    bad = run(quality=0.05, gamma=4, seed=5, rounds=100, session="mid", history=good["history"])
-    assert bad["history"] == [[0.95, 4, 100], [0.05, 4, 100]]
+def test_the_run_is_the_engines_run_from_the_seed() -> None:
+    """The emitted words are those of ``engine.generate_speculative`` with the same seed and start word (given a
+    budget of gamma + 1 more tokens, so that it never shortens one of the first 24 rounds)."""
+    result = run(quality=0.5, gamma=3, seed=9, rounds=24)
+    pair = quality_pair(0.5)
+    start = QUALITY_WORDS.index(".")
+    emitted = result["metrics"]["tokens-emitted"]
+    trace = engine.generate_speculative(
+        pair, FixedPolicy(3), max_tokens=emitted + 4, rng=random.Random(9), context=[start]
+    )
+    assert [r.gamma for r in trace.rounds[:24]] == [3] * 24
+    shown = [w for r in result["stream"] for w, kind in r["tokens"] if kind in {"accepted", "correction", "bonus"}]
+    assert shown == [QUALITY_WORDS[t] for t in trace.tokens[:emitted]]
+
+
+def test_settings_change_mid_run_continues_the_run_and_is_marked() -> None:
+    """Dropping the quality without a reset goes on with the same run; the window chart marks the change."""
+    good = run(quality=0.95, gamma=4, seed=5, rounds=100)
+    bad = run(quality=0.05, gamma=4, rounds=100, state=good["state"])
     assert bad["metrics"]["rounds"] == 200
     assert bad["metrics"]["accept-rate"] < good["metrics"]["accept-rate"]
-    replay = run(quality=0.05, gamma=4, seed=5, rounds=0, session="mid-replay", history=bad["history"])
-    assert replay["metrics"] == bad["metrics"]
+    assert bad["stream"][-1]["round"] == 200
+    shapes = bad["figures"]["window"]["layout"]["shapes"]
+    assert [shape["x0"] for shape in shapes] == [100]
+    assert (
+        bad["figures"]["window"]["layout"]["annotations"][0]["text"] == "quality 0.05, \N{GREEK SMALL LETTER GAMMA} 4"
+    )
 
 
 def test_same_seed_same_run_other_seed_other_run() -> None:
-    a = run(quality=0.8, gamma=4, seed=1, rounds=50, session="s1")
-    b = run(quality=0.8, gamma=4, seed=1, rounds=50, session="s2")
-    c = run(quality=0.8, gamma=4, seed=2, rounds=50, session="s3")
+    a = run(quality=0.8, gamma=4, seed=1, rounds=50)
+    b = run(quality=0.8, gamma=4, seed=1, rounds=50)
+    c = run(quality=0.8, gamma=4, seed=2, rounds=50)
     assert a["stream"] == b["stream"]
     assert a["stream"] != c["stream"]
 
 
-def test_the_run_is_the_real_round_from_the_seed() -> None:
-    """An independent loop over steps.draft and steps.speculative_round with the same rng gives the same tokens."""
-    result = run(quality=0.5, gamma=3, seed=9, rounds=24, session="independent")
-    pair = quality_pair(0.5)
-    rng = random.Random(9)
-    last = QUALITY_WORDS.index(".")
-    emitted: list[list[str]] = []
-    for _ in range(24):
-        drafts, q_rows = draft(pair.draft.probs, [last], 3, rng)
-        context = [last, *drafts]
-        round_ = speculative_round([pair.target.probs(context[: j + 1]) for j in range(4)], q_rows, drafts, rng)
-        emitted.append([QUALITY_WORDS[t] for t in round_.tokens])
-        last = round_.tokens[-1]
-    shown = [[w for w, kind in r["tokens"] if kind in {"accepted", "correction", "bonus"}] for r in result["stream"]]
-    assert shown == emitted
-
-
 def test_stream_reads_accepted_then_rejected_correction_discarded_or_bonus() -> None:
-    result = run(quality=0.4, gamma=6, seed=4, rounds=40, session="stream")
-    assert len(result["stream"]) == 24
+    result = run(quality=0.4, gamma=6, seed=4, rounds=40)
+    assert [r["round"] for r in result["stream"]] == list(range(17, 41))  # this call's last 24 rounds
     for r in result["stream"]:
         kinds = [kind for _, kind in r["tokens"]]
         assert set(kinds) <= KINDS
@@ -122,17 +124,30 @@ def test_stream_reads_accepted_then_rejected_correction_discarded_or_bonus() -> 
 
 def test_counters_add_up() -> None:
     """emitted = accepted + one correction-or-bonus per round; drafted = accepted + rejected + discarded."""
-    m = run(quality=0.6, gamma=4, seed=8, rounds=500, session="count")["metrics"]
+    m = run(quality=0.6, gamma=4, seed=8, rounds=500)["metrics"]
     assert m["tokens-emitted"] == m["accepted"] + m["rounds"]
     assert m["drafted"] == 4 * m["rounds"] == m["accepted"] + m["rejected"] + m["discarded"]
     assert m["rejected"] + m["bonuses"] == m["rounds"]
-    assert m["tokens-per-pass"] == pytest.approx(m["tokens-emitted"] / m["rounds"], abs=1e-6)
-    assert m["speedup"] == pytest.approx(m["tokens-emitted"] / (m["rounds"] + 0.05 * m["drafted"]), abs=1e-6)
+    assert m["tokens-per-pass"] == pytest.approx(m["tokens-emitted"] / m["rounds"], abs=1e-12)
+    assert m["speedup"] == pytest.approx(m["tokens-emitted"] / (m["rounds"] + 0.05 * m["drafted"]), abs=1e-12)
+
+
+def test_alpha_counts_only_the_drafts_the_target_checked() -> None:
+    """The draft acceptance rate divides by every draft; alpha only by the checked ones (accepted + rejected),
+    since drafts after a rejection are never checked. So alpha >= the draft acceptance rate, equal only when
+    nothing was discarded."""
+    m = run(quality=0.85, gamma=4, seed=2, rounds=400)["metrics"]
+    assert m["alpha"] == pytest.approx(m["accepted"] / (m["accepted"] + m["rejected"]), abs=1e-12)
+    assert m["accept-rate"] == pytest.approx(m["accepted"] / m["drafted"], abs=1e-12)
+    assert m["discarded"] > 0 and m["alpha"] > m["accept-rate"]
+    assert m["alpha-theory"] > m["accept-rate-theory"]
+    perfect = run(quality=1.0, gamma=4, seed=0, rounds=50)["metrics"]
+    assert perfect["alpha"] == perfect["accept-rate"] == perfect["alpha-theory"] == 1.0
 
 
 def test_explanation_says_what_the_round_did() -> None:
     for seed in range(6):
-        result = run(quality=0.5, gamma=4, seed=seed, rounds=1, session=f"explain{seed}")
+        result = run(quality=0.5, gamma=4, seed=seed, rounds=1)
         text = result["explanation"]
         tokens = result["stream"][-1]["tokens"]
         assert text.startswith("Round 1: drafted 4")
@@ -147,17 +162,17 @@ def test_explanation_says_what_the_round_did() -> None:
 
 
 def test_quality_one_accepts_everything_and_theory_says_so() -> None:
-    m = run(quality=1.0, gamma=4, seed=0, rounds=50, session="perfect")["metrics"]
+    m = run(quality=1.0, gamma=4, seed=0, rounds=50)["metrics"]
     assert m["accept-rate"] == 1.0 and m["accept-rate-theory"] == pytest.approx(1.0, abs=1e-9)
     assert m["tokens-per-pass"] == 5.0
 
 
 def test_iid_limit_theory_matches_the_closed_form() -> None:
     """The preview uses exact per-context acceptance; its effective alpha reproduces Eq. 1 and the vLLM rate."""
-    m = run(quality=0.85, gamma=4, seed=0, rounds=0, session="closed")["metrics"]
+    m = run(quality=0.85, gamma=4, seed=0, rounds=0)["metrics"]
     alpha = m["alpha-effective"]
-    assert m["tokens-per-pass-theory"] == pytest.approx(expected_tokens(alpha, 4), abs=1e-5)
-    assert m["accept-rate-theory"] == pytest.approx(draft_acceptance_rate(alpha, 4), abs=1e-5)
+    assert m["tokens-per-pass-theory"] == pytest.approx(expected_tokens(alpha, 4), abs=1e-9)
+    assert m["accept-rate-theory"] == pytest.approx(draft_acceptance_rate(alpha, 4), abs=1e-9)
 
 
 @pytest.mark.parametrize(("quality", "gamma"), [(0.85, 4), (0.2, 8), (0.6, 2)])
@@ -165,16 +180,17 @@ def test_accept_rate_agrees_with_its_exact_theory(quality: float, gamma: int) ->
     """|measured - theory| <= 4 sd, where sd = sqrt(sum of per-round Var[accepted | start]) / drafted.
 
     The differences accepted_r - E[accepted_r | start_r] form a martingale-difference sequence, so their sum has
-    exactly that variance; 4 sd fails a correct engine with probability below 1e-4 (Chebyshev: 1/16 at worst).
+    exactly that variance; 4 sd fails a correct engine with probability below 1/16 at worst (Chebyshev), far less
+    under the normal approximation the sum follows (6e-5).
     """
-    m = run(quality=quality, gamma=gamma, seed=21, rounds=1500, session=f"theory{quality}")["metrics"]
+    m = run(quality=quality, gamma=gamma, seed=21, rounds=1500)["metrics"]
     assert abs(m["accept-rate"] - m["accept-rate-theory"]) <= 4 * m["accept-rate-sd"]
     assert 0 < m["accept-rate-sd"] <= gamma / (2 * math.sqrt(1500)) / gamma + 1e-9
 
 
 def test_output_is_consistent_with_the_target_even_with_a_random_draft() -> None:
     """Quality 0.05 over 2,000 rounds: the per-context chi-square does not reject (seeded), TV sits near noise."""
-    m = run(quality=0.05, gamma=4, seed=2, rounds=2000, session="random")["metrics"]
+    m = run(quality=0.05, gamma=4, seed=2, rounds=2000)["metrics"]
     assert m["df"] > 50
     assert m["exact"] == 1 and m["p-value"] >= 0.001
     assert m["tv-distance"] <= 4 * m["tv-noise"]
@@ -199,15 +215,15 @@ def test_exactness_check_rejects_a_broken_output() -> None:
 
 
 def test_thin_evidence_gives_no_verdict() -> None:
-    result = run(quality=0.85, gamma=4, seed=0, rounds=5, session="thin")
+    result = run(quality=0.85, gamma=4, seed=0, rounds=5)
     assert result["verdict"]["state"] == "thin"
     assert "too few tokens yet" in result["verdict"]["text"]
     assert "exact" not in result["metrics"]
 
 
 def test_figures_follow_the_run() -> None:
-    before = run(quality=0.85, gamma=4, seed=0, rounds=0, session="figs")
-    after = run(quality=0.85, gamma=4, seed=0, rounds=80, session="figs", history=before["history"])
+    before = run(quality=0.85, gamma=4, seed=0, rounds=0)
+    after = run(quality=0.85, gamma=4, rounds=80, state=before["state"])
     assert set(after["figures"]) == {"accepted", "window", "distributions", "takeaway"}
     assert len(before["figures"]["distributions"]["data"]) == 2  # target and draft; no output yet
     assert len(after["figures"]["distributions"]["data"]) == 3
@@ -215,29 +231,71 @@ def test_figures_follow_the_run() -> None:
     assert after["figures"]["window"]["data"][0]["x"][-1] == 80
 
 
+def test_state_stays_bounded_however_long_the_run() -> None:
+    """The state holds tallies of fixed size and charts thinned to at most POINTS points: 6,000 rounds carry no
+    more than 1,000 do, give or take the digits of bigger counts."""
+    short = run(quality=0.6, gamma=4, seed=1, rounds=1000)
+    long = short
+    for _ in range(5):
+        long = run(quality=0.6, gamma=4, rounds=1000, state=long["state"])
+    assert long["metrics"]["rounds"] == 6000
+    state = long["state"]
+    assert len(state["window"]) == playground.WINDOW
+    assert len(state["points"]) < playground.POINTS and state["stride"] > 1
+    assert len(json.dumps(state)) < 1.1 * len(json.dumps(short["state"]))
+    assert len(long["figures"]["window"]["data"][0]["x"]) <= playground.POINTS
+
+
 def test_slider_changes_the_figures_and_theory() -> None:
-    low = run(quality=0.3, gamma=4, seed=0, rounds=0, session="low")
-    high = run(quality=0.9, gamma=4, seed=0, rounds=0, session="high")
+    low = run(quality=0.3, gamma=4, seed=0, rounds=0)
+    high = run(quality=0.9, gamma=4, seed=0, rounds=0)
     assert low["metrics"]["accept-rate-theory"] < high["metrics"]["accept-rate-theory"]
     assert low["figures"]["takeaway"] != high["figures"]["takeaway"]
     assert low["figures"]["distributions"] != high["figures"]["distributions"]
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "error", "message"),
     [
-        ({"gamma": 9}, "gamma must be between 1 and 8"),
-        ({"gamma": 0}, "gamma must be between 1 and 8"),
-        ({"quality": 1.5}, "quality must be between 0 and 1"),
-        ({"cost": -1}, "cost must be a finite number"),
-        ({"rounds": 10_000}, "rounds must be an int between 0 and 5000"),
-        ({"seed": -1}, "seed must be an int"),
-        ({"history": [[0.5, 4]]}, r"history\[0\] must be \[quality, gamma, rounds\]"),
+        ({"gamma": 9}, ValueError, "gamma must be between 1 and 8"),
+        ({"gamma": 0}, ValueError, "gamma must be between 1 and 8"),
+        ({"gamma": 4.0}, TypeError, "gamma must be an int"),
+        ({"quality": 1.5}, ValueError, "quality must be a number between 0 and 1"),
+        ({"cost": "0.1"}, TypeError, "cost must be a number"),
+        ({"rounds": 10_000}, ValueError, "rounds must be between 0 and 5000"),
+        ({"seed": -1}, ValueError, "seed must be between"),
+        ({"state": [1, 2]}, TypeError, "state must be the state a previous call returned"),
     ],
 )
-def test_bad_arguments_are_named(args: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_bad_arguments_are_named(args: dict[str, Any], error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
         run(**args)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("histogram", [0] * 3, r"state\['histogram'\] must be a list of 9 items"),
+        ("sums", [0.0, math.nan, 0.0], r"state\['sums'\]\[1\] must be a number between"),
+        ("transitions", "x", r"state\['transitions'\] must be a list"),
+        ("window", [[0, 0, 0.0]] * 51, r"state\['window'\] must be a list of at most 50"),
+        ("top", 2.5, r"state\['top'\] must be an int"),
+        ("run", {"format": "?"}, r"state\['run'\] is not a run this page made"),
+    ],
+)
+def test_a_state_the_page_did_not_make_is_refused_by_name(key: str, value: Any, message: str) -> None:
+    state = run(quality=0.5, gamma=2, seed=0, rounds=3)["state"]
+    with pytest.raises((TypeError, ValueError), match=message):
+        playground.run(quality=0.5, gamma=2, rounds=1, state={**state, key: value})
+
+
+def test_a_corrupt_random_state_is_a_value_error() -> None:
+    """Numbers no Mersenne Twister state can hold must not escape as an OverflowError."""
+    state = run(quality=0.5, gamma=2, seed=0, rounds=3)["state"]
+    snapshot = state["run"]
+    broken = {**snapshot, "rng": [snapshot["rng"][0], [10**30] * len(snapshot["rng"][1]), None]}
+    with pytest.raises(ValueError, match="state"):
+        playground.run(rounds=1, gamma=2, state={**state, "run": broken})
 
 
 def test_result_is_json_safe_at_extremes() -> None:

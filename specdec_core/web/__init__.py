@@ -119,7 +119,7 @@ def _check_finite(value: object, where: str, path: str) -> None:
 
 
 # The page modules register their handlers on import. Imported last: they use ``handler`` above.
-from . import _legacy, home, runtime, tuning  # noqa: E402, F401
+from . import _legacy, home, playground, runtime, tuning  # noqa: E402, F401
 
 
 def __getattr__(name: str) -> Any:

@@ -1,18 +1,12 @@
 """The one set of argument checks for handlers: every value from the page passes through one of these.
 
-Arguments arrive as decoded JSON, so anything can turn up where a number belongs: a string, a bool, null, NaN, an
-integer with 400 digits. Each check returns the value in the type the handler computes with, or raises
-
-- ``TypeError`` for a wrong type (``"0.1"`` where a number belongs, ``True`` where an int belongs), and
-- ``ValueError`` for a wrong value (out of range, NaN, infinite, too long, not one of the choices),
-
-with a message that starts with the argument's name. The ranges double as work caps: a handler that bounds
-``rounds`` or ``n`` here cannot be asked to run for minutes.
+Arguments arrive as decoded JSON, so anything can turn up: a string, a bool, null, NaN, an int of 400 digits. Each
+check returns the value as the handler computes with it, or raises ``TypeError`` for a wrong type (``"0.1"`` for
+a number, ``True`` for an int) or ``ValueError`` for a wrong value (out of range, NaN, infinite, too long, not a
+choice), its message starting with the argument's name. The ranges double as work caps.
 
 Non-goals: no coercion (``"4"`` is not 4), no clamping (the page clamps URL values before it calls).
 
->>> check_int(4, "gamma", 1, 8)
-4
 >>> check_number("0.1", "cost", 0, 1)
 Traceback (most recent call last):
 ...
@@ -37,6 +31,7 @@ __all__ = [
     "check_flag",
     "check_int",
     "check_labels",
+    "check_like",
     "check_list",
     "check_number",
     "check_probs",
@@ -142,6 +137,41 @@ def check_labels(value: object, name: str, size: int) -> list[str]:
         return [f"x{i + 1}" for i in range(size)]
     items = check_list(value, name, size, size)
     return [check_text(item, f"{name}[{i}]", 40) for i, item in enumerate(items)]
+
+
+def check_like(value: object, like: object, name: str) -> None:
+    """``value`` is shaped like ``like``, as JSON data a handler returned earlier and the page sent back.
+
+    ``like`` is a dict (the same keys), a list (the same length), a tuple ``(cap, item)`` (a list of at most
+    ``cap`` items shaped like ``item``), an int (an int), a float (an int or a float), a str (a short string) or
+    None (anything: someone else checks it). Numbers must lie in 0..1e15, which refuses NaN and infinities.
+
+    >>> check_like({"n": [1, 2.5]}, {"n": [0, 0.0]}, "state")
+    >>> check_like({"n": [1.5, 2]}, {"n": [0, 0.0]}, "state")
+    Traceback (most recent call last):
+    ...
+    TypeError: state['n'][0] must be an int, got float
+    """
+    if isinstance(like, dict):
+        if not isinstance(value, dict) or set(value) != set(like):
+            raise ValueError(f"{name} must be an object with the keys {sorted(like)}")
+        for key, item in like.items():
+            check_like(value[key], item, f"{name}[{key!r}]")
+    elif isinstance(like, list | tuple):
+        if not isinstance(value, list):
+            raise TypeError(f"{name} must be a list, got {type(value).__name__}")
+        cap, items = (like[0], [like[1]] * len(value)) if isinstance(like, tuple) else (len(like), like)
+        if len(value) != len(items) or len(value) > cap:
+            raise ValueError(f"{name} must be a list of {'at most ' if isinstance(like, tuple) else ''}{cap} items")
+        for i, (item, model) in enumerate(zip(value, items, strict=True)):
+            check_like(item, model, f"{name}[{i}]")
+    elif isinstance(like, str):
+        check_text(value, name, 80)
+    elif like is not None:
+        kind = int if isinstance(like, int) else int | float
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise TypeError(f"{name} must be {'an int' if kind is int else 'a number'}, got {type(value).__name__}")
+        check_number(value, name, 0, 1e15)
 
 
 def _shown(value: int | float) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from .. import engine, models, policies, steps, theory
 from . import handler
 from .args import check_flag, check_int, check_number, check_seed
-from .plot import ALPHA, COLORS, GAMMA, Figure, PlotTrace, figure
+from .plot import ALPHA, COLORS, GAMMA, Figure, PlotTrace, figure, plural
 
 #: How each kind of token is drawn: legend name, colour and marker symbol (the second cue besides colour).
 #: "drafted" is a proposal not checked yet. Only circles, squares and diamonds: WebGL draws 3D markers from font
@@ -36,15 +36,6 @@ SAMPLED_Z = 1.15
 
 #: Most rounds one run may hold: the chart draws every token of every round.
 MAX_ROUNDS = 64
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 round``, ``2 rounds``; ``many`` spells an irregular plural.
-
-    >>> plural(1, "round"), plural(0, "bonus token"), plural(3, "target pass", "target passes")
-    ('1 round', '0 bonus tokens', '3 target passes')
-    """
-    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 def _generate(alpha: float, gamma: int, seed: int, rounds: int) -> tuple[list[steps.Round], list[str]]:

@@ -18,7 +18,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ALPHA", "COLORS", "GAMMA", "PATTERNS", "Figure", "PlotTrace", "bar", "figure", "layout", "line", "rounded"]
+__all__ = [
+    "ALPHA",
+    "COLORS",
+    "GAMMA",
+    "PATTERNS",
+    "Figure",
+    "PlotTrace",
+    "bar",
+    "figure",
+    "layout",
+    "line",
+    "pair_figure",
+    "plural",
+    "rounded",
+    "with_pattern",
+]
 
 Figure = dict[str, Any]
 #: One Plotly trace dict (named apart from ``engine.Trace``, a generation's record).
@@ -123,7 +138,7 @@ def bar(
 
 
 def line(
-    x: Sequence[float],
+    x: Sequence[float] | Sequence[str],
     y: Sequence[float],
     *,
     name: str,
@@ -154,6 +169,15 @@ def line(
     return trace
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """A count in words for a caption: ``1 round``, ``2 rounds``; ``many`` spells an irregular plural.
+
+    >>> plural(1, "round"), plural(0, "token"), plural(3, "target pass", "target passes")
+    ('1 round', '0 tokens', '3 target passes')
+    """
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
 def rounded(values: Sequence[float], digits: int = 12) -> list[float]:
     """Values rounded for the page: 12 decimals hide float noise (0.6499999999999999) and nothing a chart shows.
 
@@ -161,3 +185,42 @@ def rounded(values: Sequence[float], digits: int = 12) -> list[float]:
     [0.65, 0.333333]
     """
     return [round(v, digits) for v in values]
+
+
+def with_pattern(trace: PlotTrace, shape: str) -> PlotTrace:
+    """Add a bar fill pattern, the second cue besides colour, to a trace whose role has none of its own.
+
+    >>> with_pattern(bar(["a"], [1.0], name="n", role="accepted"), ".")["marker"]["pattern"]
+    {'shape': '.'}
+    """
+    trace.setdefault("marker", {})["pattern"] = {"shape": shape}
+    return trace
+
+
+def pair_figure(
+    labels: Sequence[str],
+    p: Sequence[float],  # [vocab] target
+    q: Sequence[float],  # [vocab] draft
+    overlap: Sequence[float],  # [vocab] min(p, q)
+    residual: Sequence[float],  # [vocab] normalize(max(0, p - q))
+) -> Figure:
+    """Grouped bars for one position: target p, draft q, the accepted mass min(p, q) and the residual.
+
+    Drawn by the Verify and Correct pages alike, so it lives here rather than in either page's module.
+    """
+    pct = "%{y:.3f}<extra></extra>"
+    return figure(
+        [
+            bar(labels, p, name="target p", role="target", hover=f"p(%{{x}}) = {pct}"),
+            bar(labels, q, name="draft q", role="draft", hover=f"q(%{{x}}) = {pct}"),
+            bar(labels, overlap, name="min(p, q): accepted", role="overlap", hover=f"min(p, q) = {pct}"),
+            bar(
+                labels,
+                residual,
+                name="residual: corrections",
+                role="residual",
+                hover="residual(%{x}) = %{y:.3f}<extra>drawn only after a rejection</extra>",
+            ),
+        ],
+        layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"),
+    )

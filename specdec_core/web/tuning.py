@@ -11,14 +11,15 @@ Non-goals: measuring a real server; the cost model is the paper's (one draft ste
 
 from __future__ import annotations
 
+import random
 from functools import lru_cache
 from typing import Any
 
-from .. import theory
+from .. import engine, models, policies, theory
 from ..distributions import MAX_GAMMA
 from . import handler
-from .args import check_choice, check_int, check_number
-from .plot import ALPHA, GAMMA, Figure, PlotTrace, figure, layout, line, rounded
+from .args import check_choice, check_int, check_list, check_number, check_seed
+from .plot import ALPHA, COLORS, GAMMA, Figure, PlotTrace, bar, figure, layout, line, rounded
 
 #: The optimal-gamma map's grid: alpha 0..0.98 and c 0..1, both in steps of 0.02.
 _MAP_ALPHAS = [round(i * 0.02, 2) for i in range(50)]
@@ -134,3 +135,148 @@ def _map_figure(alpha: float, cost: float) -> Figure:
     out = figure([heat, here], layout(x_title="draft cost c", y_title=f"per-token acceptance rate {ALPHA}", height=360))
     out["layout"]["showlegend"] = False
     return out
+
+
+# --- the draft-length policies, side by side -------------------------------------------------------------------
+
+_LABELS = {
+    "fixed": f"fixed {GAMMA}",
+    "confidence": "confidence \N{GREEK SMALL LETTER TAU}",
+    "dynamic": "dynamic +2/\N{MINUS SIGN}1",
+    "oracle": "oracle (upper bound)",
+}
+#: One colour and bar pattern per policy, from the same colour-blind-safe set.
+_STYLES = {
+    "fixed": (COLORS["target"], ""),
+    "confidence": (COLORS["draft"], "/"),
+    "dynamic": (COLORS["overlap"], "."),
+    "oracle": (COLORS["residual"], "x"),
+}
+_MEASURES = {
+    "tokens-per-pass": "tokens per target pass",
+    "draft-per-token": "draft steps per token",
+    "discarded-fraction": "discarded share",
+    "speedup": "speedup at c",
+}
+
+
+@lru_cache(maxsize=4)
+def _ngram(temperature: float, top_k: int, top_p: float) -> models.Pair:
+    # Reusing the pair keeps the models' row caches warm across the calls of one run.
+    return models.ngram_pair(temperature=temperature, top_k=top_k, top_p=top_p)
+
+
+def _runs(
+    names: list[str], state: object, pair: models.Pair, make: dict[str, Any], total: int, seed: int
+) -> dict[str, engine.SpeculativeRun]:
+    """Each policy's run: resumed from ``state`` when the page sent it, else started with ``total`` tokens."""
+    if state is not None and not isinstance(state, dict):
+        raise TypeError(f"state must be the state a previous call returned, got {type(state).__name__}")
+    saved = state or {}
+    if set(saved) - set(names):
+        raise ValueError(f"state must hold runs of the policies named in policies_ only (got {sorted(saved)})")
+    runs = {}
+    for name in names:
+        if name not in saved:
+            # Every policy gets the same random stream; they consume it differently, so the texts differ.
+            runs[name] = engine.SpeculativeRun(
+                pair,
+                policies.make_policy(name, **make),
+                max_tokens=total,
+                rng=random.Random(f"tuning:{seed}"),
+                window=8,  # more than the n-gram target reads
+                restart_at_end=True,  # a paragraph that ends starts a fresh one
+            )
+            continue
+        try:
+            runs[name] = engine.SpeculativeRun.restore(pair, saved[name])
+        except (TypeError, ValueError, OverflowError) as err:
+            raise ValueError(f"state[{name!r}] is not a run this page made: {err}") from None
+        if saved[name]["policy"]["name"] != name:
+            raise ValueError(f"state[{name!r}] holds another policy's run")
+    return runs
+
+
+# --8<-- [start:tuning_policies]
+@handler("tuning.policies", example={"tokens": 40, "seed": 1, "gamma": 4, "tau": 0.5})
+def compare(
+    tokens: int = 50,  # tokens each policy emits in this call (one chunk of a longer run)
+    total: int | None = None,  # tokens per policy in the whole run (its budget); default ``tokens``: one call
+    seed: int = 0,
+    gamma: int = 4,  # fixed gamma, and the dynamic schedule's starting length
+    tau: float = 0.5,  # confidence threshold
+    max_gamma: int = 16,  # cap for the confidence, dynamic and oracle rules
+    cost: float = 0.05,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    policies_: list[str] | None = None,
+    state: dict[str, Any] | None = None,  # policy -> the engine's snapshot, as the last call returned it
+) -> dict[str, Any]:
+    """Advance each policy's run on the n-gram pair by ``tokens`` tokens; return the runs' totals so far.
+
+    A long run is many short calls that hand ``state`` back: ``engine.SpeculativeRun`` resumes each run exactly,
+    so a run streamed in chunks is the run one call would make.
+    """
+    n = check_int(tokens, "tokens", 1, 2000)
+    budget = n if total is None else check_int(total, "total", 1, 20_000)
+    names = [
+        check_choice(x, f"policies_[{i}]", policies.POLICY_NAMES)
+        for i, x in enumerate(check_list(policies_ or list(policies.POLICY_NAMES), "policies_", 1, 4))
+    ]
+    make = {
+        "gamma": check_int(gamma, "gamma", 1, MAX_GAMMA),
+        "tau": check_number(tau, "tau", 0.0, 1.0),
+        "max_gamma": check_int(max_gamma, "max_gamma", 1, MAX_GAMMA),
+    }
+    c = check_number(cost, "cost", 0.0, 10.0)
+    pair = _ngram(
+        check_number(temperature, "temperature", 0.05, 10.0),
+        check_int(top_k, "top_k", 0, 100_000),
+        check_number(top_p, "top_p", 0.01, 1.0),
+    )
+    runs = _runs(names, state, pair, make, budget, check_seed(seed))
+    metrics: dict[str, float] = {}
+    rows = []
+    for name, run in runs.items():
+        run.advance(n)
+        totals = run.totals
+        row = {
+            "tokens-per-pass": totals.emitted / totals.target_passes,
+            "draft-per-token": totals.draft_steps / totals.emitted,
+            "discarded-fraction": totals.discarded / totals.drafted if totals.drafted else 0.0,
+            "speedup": totals.emitted / (totals.target_passes + c * totals.draft_steps),  # plain: 1 pass per token
+        }
+        rows.append(rounded(list(row.values())))
+        metrics |= {f"{name}-{key}": round(value, 12) for key, value in row.items()}
+        metrics[f"{name}-tokens-emitted"] = totals.emitted
+        if name == "fixed":
+            # alpha as the calculator means it: the drafts the target checked, accepted or rejected.
+            checked = totals.accepted + totals.rejected
+            metrics["alpha"] = round(totals.accepted / checked, 12) if checked else 0.0
+    return {
+        "figure": _policy_figure(names, rows),
+        "metrics": metrics,
+        "state": {name: run.snapshot() for name, run in runs.items()},
+        "sample": runs[names[0]].trace.text,
+        "done": all(run.done for run in runs.values()),
+    }
+
+
+# --8<-- [end:tuning_policies]
+
+
+def _policy_figure(names: list[str], rows: list[list[float]]) -> Figure:
+    """Grouped bars: one group per measure, one bar per policy (colour and pattern per policy)."""
+    traces = []
+    for name, row in zip(names, rows, strict=True):
+        colour, pattern = _STYLES[name]
+        trace = bar(
+            list(_MEASURES.values()),
+            row,
+            name=_LABELS[name],
+            hover=f"{_LABELS[name]}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+        )
+        trace["marker"] = {"color": colour, **({"pattern": {"shape": pattern}} if pattern else {})}
+        traces.append(trace)
+    return figure(traces, layout(y_title="value", barmode="group", height=340))

@@ -61,6 +61,13 @@ def test_reaches_ready_and_shows_the_code_that_runs(page: Any) -> None:
         expect(widget.get_by_role("button", name=name, exact=True)).to_be_visible()
     expect(metric(page, "exact")).to_contain_text("too few tokens yet")
     expect(metric(page, "exact")).to_have_attribute("data-value", "")
+    # Both acceptance rates, and in words why the draft acceptance rate sits below alpha, with the converter.
+    expect(widget.get_by_text("Draft acceptance rate", exact=True)).to_be_visible()
+    expect(widget.get_by_text("Per-token acceptance rate \N{GREEK SMALL LETTER ALPHA}", exact=True)).to_be_visible()
+    expect(metric(page, "alpha-theory")).to_have_attribute("data-value", js_number(native()["metrics"]["alpha-theory"]))
+    expect(widget.locator(".sd-pg-rates")).to_contain_text("discarded without ever being checked")
+    link = widget.get_by_role("link", name="Tuning converter")
+    expect(link).to_have_attribute("href", re.compile(r"/tuning/#the-calculator$"))
     # The included source: speculative_round's definition, from the package, not pasted.
     expect(page.locator("code", has_text="def speculative_round(").first).to_be_attached()
     expect(page.locator(".katex").first).to_be_visible()
@@ -105,6 +112,7 @@ def test_run_matches_theory_and_the_output_check_passes(page: Any) -> None:
     expect(metric(page, "exact")).to_contain_text("consistent")
     expected = native(seed=3, rounds=2000)["metrics"]
     assert rate == expected["accept-rate"]
+    expect(metric(page, "alpha")).to_have_attribute("data-value", js_number(expected["alpha"]))
     expect(metric(page, "tokens-emitted")).to_have_attribute("data-value", js_number(expected["tokens-emitted"]))
     expect(metric(page, "p-value")).to_have_attribute("data-value", js_number(expected["p-value"]))
     expect(widget.locator(".sd-pg-round")).to_have_count(24)

@@ -5,15 +5,16 @@
 //     "experiments": [{"title", "predict", "look", "set": {"quality", "gamma"}, "reset": bool}, ...]}</script>
 //   </div>
 //
-// All the numbers come from specdec_core.web "playground.run". A run lives in the worker under a session id and
-// is described by its seed and a history of [quality, gamma, rounds] segments, which this widget keeps and sends
-// with every call; the worker replays it from the seed if it has lost the state (Retry). Calls go through one
-// queue, so a slider refresh can never overtake a Step and undo it. Run advances the same run by chunks sized
-// to take about 25 ms each, painting between them, until 2,000 more rounds are played or Stop is pressed.
+// All the numbers come from specdec_core.web "playground.run". Python keeps nothing between calls: each answer
+// carries the run's state, which this widget sends back with the next call (so a Retry after a dead worker goes
+// on from where the page was), and the last rounds' tokens, which it keeps for the token stream. Calls go
+// through one queue, so a slider refresh can never overtake a Step and undo it. Run advances the same run by
+// chunks sized to take about 30 ms each, painting between them, until 2,000 more rounds are played or Stop.
 
 const HANDLER = "playground.run";
 const EVENT = "sd-playground"; // document event carrying each result to the takeaway widget (playground-takeaway.js)
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
+const SHOWN_ROUNDS = 24; // rounds in the token stream
 
 const fmt = (digits) => (v) => (typeof v === "number" ? v.toFixed(digits) : "—");
 const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
@@ -114,7 +115,8 @@ SDLab.register("playground", {
     const metrics = el("dl", "sd-metrics sd-pg-metrics");
     const sd = el("span", "sd-pg-sd");
     metrics.append(
-      tile("Draft accept rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
+      tile("Draft acceptance rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
+      tile("Per-token acceptance rate α", output("alpha"), "theory ", output("alpha-theory")),
       tile("Tokens / target pass", output("tokens-per-pass"), "theory ", output("tokens-per-pass-theory")),
       tile("Speedup (cost c)", output("speedup"), "theory ", output("speedup-theory")),
       tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
@@ -127,6 +129,17 @@ SDLab.register("playground", {
         "each round adds its expected accepted count given the word it started from (± one standard deviation of " +
         "the whole run). Speedup is tokens ÷ (passes + c × drafted): one target pass is the time unit.",
     );
+    // Why the two acceptance rates differ, and where to convert one into the other.
+    const rates = el("p", "sd-pg-caption sd-pg-rates");
+    const converter = el("a", "", "Tuning converter");
+    converter.href = new URL("../tuning/#the-calculator", document.baseURI).href;
+    rates.append(
+      "The draft acceptance rate is accepted ÷ drafted, as vLLM reports it. α is accepted ÷ checked: drafts after " +
+        "a rejection are discarded without ever being checked, so they count against the draft acceptance rate " +
+        "only, and it sits below α. At γ = 4, α = 0.90 gives a draft acceptance rate of 0.77. The ",
+      converter,
+      " turns one into the other.",
+    );
 
     // --- token stream ---
     const streamHead = el("p", "sd-pg-streamhead", "No rounds yet.");
@@ -135,7 +148,7 @@ SDLab.register("playground", {
     stream.setAttribute("aria-label", "Token stream of the last rounds");
 
     // --- charts ---
-    const windowChart = ctx.chart("Line chart: draft accept rate over the last 50 rounds, played and theory");
+    const windowChart = ctx.chart("Line chart: draft acceptance rate over the last 50 rounds, played and theory");
     const acceptedChart = ctx.chart("Bar chart: share of rounds by drafts accepted, played and theory");
     const distChart = ctx.chart("Bar chart: target distribution, emitted output and draft distribution per word");
     const chartRow = el("div", "sd-pg-charts");
@@ -172,6 +185,7 @@ SDLab.register("playground", {
       buttons,
       explain,
       metrics,
+      rates,
       theoryNote,
       legend(),
       streamHead,
@@ -183,8 +197,8 @@ SDLab.register("playground", {
     );
 
     // --- state ---
-    let session = newSession();
-    let history = [];
+    let state = null; // the run, as the last answer returned it (null: a fresh run from the seed)
+    let shownRounds = []; // the token stream's rounds, newest last
     let task = null;
     let queue = Promise.resolve();
     let refreshQueued = false;
@@ -193,22 +207,19 @@ SDLab.register("playground", {
     let latest = null;
     const emittedWords = (tokens) => tokens.filter(([, k]) => k !== "rejected" && k !== "discarded").map(([w]) => w).join(" ");
 
-    function newSession() {
-      return `pg-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-    }
-
     function values() {
       return { quality: quality.value, gamma: gamma.value, cost: cost.value, seed: Math.round(seed.value) || 0 };
     }
 
     function args(rounds) {
-      return { ...values(), rounds, session, history };
+      return { ...values(), rounds, state };
     }
 
-    // Every call runs after the previous one, with the history as it stands then.
+    // Every call runs after the previous one, with the run's state as it stands then.
     function enqueue(rounds, options = {}) {
       const next = queue.then(() => ctx.call(HANDLER, args(rounds), options)).then((result) => {
-        history = result.history;
+        state = result.state;
+        shownRounds = [...shownRounds, ...result.stream].slice(-SHOWN_ROUNDS);
         paint(result);
         return result;
       });
@@ -270,6 +281,8 @@ SDLab.register("playground", {
       const three = fmt(3);
       ctx.setMetric("accept-rate", m["accept-rate"] ?? "", three(m["accept-rate"]));
       ctx.setMetric("accept-rate-theory", m["accept-rate-theory"], three(m["accept-rate-theory"]));
+      ctx.setMetric("alpha", m.alpha ?? "", three(m.alpha));
+      ctx.setMetric("alpha-theory", m["alpha-theory"], three(m["alpha-theory"]));
       sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
       ctx.setMetric("tokens-per-pass", m["tokens-per-pass"] ?? "", fmt(2)(m["tokens-per-pass"]));
       ctx.setMetric("tokens-per-pass-theory", m["tokens-per-pass-theory"], fmt(2)(m["tokens-per-pass-theory"]));
@@ -284,7 +297,7 @@ SDLab.register("playground", {
       exact.dataset.state = result.verdict.state;
       ctx.setMetric("exact", m.exact ?? "", result.verdict.text);
 
-      renderStream(result.stream, m.rounds);
+      renderStream(shownRounds, m.rounds);
       if (result.explanation && result.stream.length) explain.textContent = result.explanation;
       else if (!m.rounds) explain.textContent = "No rounds yet: press Step to play one round and read what happened, or Run to stream many.";
 
@@ -361,8 +374,8 @@ SDLab.register("playground", {
 
     async function reset() {
       await stopRun();
-      session = newSession();
-      history = [];
+      state = null;
+      shownRounds = [];
       explain.textContent = "Reset: a fresh run from the same seed.";
       await ctx.ready;
       await enqueue(0).catch(() => {});
@@ -374,8 +387,8 @@ SDLab.register("playground", {
       if (exp.set.gamma !== undefined) gamma.value = exp.set.gamma;
       writeUrl();
       if (exp.reset) {
-        session = newSession();
-        history = [];
+        state = null;
+        shownRounds = [];
       }
       // A running Run picks the new settings up at its next chunk: the run goes on, no reset.
       if (!task) run(runRounds);
@@ -394,7 +407,7 @@ SDLab.register("playground", {
       reset();
     });
 
-    if (ctx.initial) paint(ctx.initial);
+    if (ctx.initial) paint(ctx.initial); // a preview; the run itself starts from the URL's seed (state null)
     writeUrl();
     ctx.ready.then(() => enqueue(0).catch(() => {}), () => {});
     return () => {

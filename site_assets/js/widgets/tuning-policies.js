@@ -1,6 +1,7 @@
 // Widget "tuning-policies": fixed γ, confidence threshold τ, dynamic +2/−1 and the oracle, run side by side on the
 // n-gram pair with the reader's sampling knobs. Run streams the generation in short chunks (one Python call each,
-// the state handed back every time), so progress shows and Stop ends it between chunks.
+// the runs' state handed back every time, so the chunks make exactly the run one call would), so progress shows
+// and Stop ends it between chunks.
 //
 //   <div class="sd-widget" data-widget="tuning-policies">
 //   <script type="application/json">{"handler": "tuning.policies", "args": {"tokens": 300, "seed": 0}}</script>
@@ -68,13 +69,13 @@ SDLab.register("tuning-policies", {
 
     const measured = document.createElement("p");
     measured.className = "sd-tuning-measured";
-    measured.innerHTML = `Measured per-token α under fixed γ: <output data-metric="alpha-measured">…</output>`;
+    measured.innerHTML = `Measured per-token acceptance rate α under fixed γ: <output data-metric="alpha">…</output>`;
     const chart = ctx.chart("Grouped bar chart comparing the four draft-length policies on four measures");
     const sample = document.createElement("p");
     sample.className = "sd-tuning-sample";
     el.append(controls, bar, chart, wrap, measured, sample);
 
-    const formats = { "alpha-measured": (v) => v.toFixed(3) };
+    const formats = { alpha: (v) => v.toFixed(3) };
     for (const [key] of POLICIES) for (const [m, , digits] of MEASURES) formats[`${key}-${m}`] = (v) => v.toFixed(digits);
 
     const paint = (result, label) => {
@@ -115,9 +116,9 @@ SDLab.register("tuning-policies", {
       status.dataset.state = "running";
       status.textContent = `0 / ${total} tokens per policy`;
       try {
-        for (let chunk = 0; done < total && !task.signal.aborted; chunk++) {
+        while (done < total && !task.signal.aborted) {
           const size = Math.min(CHUNK, total - done);
-          const result = await ctx.call("tuning.policies", { ...args, tokens: size, chunk, state }, { signal: task.signal });
+          const result = await ctx.call("tuning.policies", { ...args, tokens: size, total, state }, { signal: task.signal });
           state = result.state;
           done += size;
           progress.value = done;
