@@ -1,6 +1,6 @@
 """The home page's 3D lab (docs/index.md): a few seeded rounds drawn as rounds x draft positions x the verify test.
 
-One run, one set of numbers: ``home.run`` generates ``rounds`` rounds with ``engine.generate_speculative`` on
+One run, one set of numbers: ``home.run`` plays ``rounds`` rounds of an ``engine.SpeculativeRun`` on
 ``models.agreement_pair(alpha)`` and a fixed speculation length, and the chart, the table, the summary and the
 metric cards all describe the rounds completed so far in that run (the replay shows it growing). The theory beside
 each card is Leviathan et al. (2023), Eq. 1 and Theorem 3.8, whose i.i.d. assumption this pair meets exactly.
@@ -41,11 +41,13 @@ MAX_ROUNDS = 64
 def _generate(alpha: float, gamma: int, seed: int, rounds: int) -> tuple[list[steps.Round], list[str]]:
     """The first ``rounds`` rounds of the seeded run (the same rounds whatever comes after them)."""
     pair = models.agreement_pair(alpha)
-    # A round emits at most gamma + 1 tokens, so this budget never cuts into the first ``rounds`` rounds.
-    trace = engine.generate_speculative(
+    # A round emits at most gamma + 1 tokens, so this budget never shortens one of them.
+    run = engine.SpeculativeRun(
         pair, policies.FixedPolicy(gamma), max_tokens=rounds * (gamma + 1), rng=random.Random(seed)
     )
-    return trace.rounds[:rounds], list(pair.vocab)
+    for _ in range(rounds):
+        run.advance(1)  # one round: each emits at least one token
+    return run.trace.rounds, list(pair.vocab)
 
 
 def _points(run: list[steps.Round], words: list[str], pending: bool) -> list[dict[str, Any]]:

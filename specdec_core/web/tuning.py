@@ -139,25 +139,14 @@ def _map_figure(alpha: float, cost: float) -> Figure:
 
 # --- the draft-length policies, side by side -------------------------------------------------------------------
 
-_LABELS = {
-    "fixed": f"fixed {GAMMA}",
-    "confidence": "confidence \N{GREEK SMALL LETTER TAU}",
-    "dynamic": "dynamic +2/\N{MINUS SIGN}1",
-    "oracle": "oracle (upper bound)",
-}
-#: One colour and bar pattern per policy, from the same colour-blind-safe set.
+#: Per policy: its label, and a colour and bar pattern from the same colour-blind-safe set.
 _STYLES = {
-    "fixed": (COLORS["target"], ""),
-    "confidence": (COLORS["draft"], "/"),
-    "dynamic": (COLORS["overlap"], "."),
-    "oracle": (COLORS["residual"], "x"),
+    "fixed": (f"fixed {GAMMA}", COLORS["target"], ""),
+    "confidence": ("confidence \N{GREEK SMALL LETTER TAU}", COLORS["draft"], "/"),
+    "dynamic": ("dynamic +2/\N{MINUS SIGN}1", COLORS["overlap"], "."),
+    "oracle": ("oracle (upper bound)", COLORS["residual"], "x"),
 }
-_MEASURES = {
-    "tokens-per-pass": "tokens per target pass",
-    "draft-per-token": "draft steps per token",
-    "discarded-fraction": "discarded share",
-    "speedup": "speedup at c",
-}
+_MEASURES = ["tokens per target pass", "draft steps per token", "discarded share", "speedup at c"]
 
 
 @lru_cache(maxsize=4)
@@ -166,26 +155,21 @@ def _ngram(temperature: float, top_k: int, top_p: float) -> models.Pair:
     return models.ngram_pair(temperature=temperature, top_k=top_k, top_p=top_p)
 
 
-def _runs(
-    names: list[str], state: object, pair: models.Pair, make: dict[str, Any], total: int, seed: int
-) -> dict[str, engine.SpeculativeRun]:
-    """Each policy's run: resumed from ``state`` when the page sent it, else started with ``total`` tokens."""
+def _runs(names: list[str], state: object, pair: models.Pair, make: dict[str, Any]) -> dict[str, engine.SpeculativeRun]:
+    """Each policy's run: resumed from ``state`` when the page sent it, else started with ``make``'s budget."""
     if state is not None and not isinstance(state, dict):
         raise TypeError(f"state must be the state a previous call returned, got {type(state).__name__}")
-    saved = state or {}
+    saved, runs = state or {}, {}
     if set(saved) - set(names):
         raise ValueError(f"state must hold runs of the policies named in policies_ only (got {sorted(saved)})")
-    runs = {}
     for name in names:
         if name not in saved:
-            # Every policy gets the same random stream; they consume it differently, so the texts differ.
+            policy = policies.make_policy(name, gamma=make["gamma"], tau=make["tau"], max_gamma=make["max_gamma"])
+            # Every policy gets the same random stream; they consume it differently, so the texts differ. A
+            # window of 8 is more than the n-gram target reads; a paragraph that ends starts a fresh one.
+            rng = random.Random(f"tuning:{make['seed']}")
             runs[name] = engine.SpeculativeRun(
-                pair,
-                policies.make_policy(name, **make),
-                max_tokens=total,
-                rng=random.Random(f"tuning:{seed}"),
-                window=8,  # more than the n-gram target reads
-                restart_at_end=True,  # a paragraph that ends starts a fresh one
+                pair, policy, max_tokens=make["total"], rng=rng, window=8, restart_at_end=True
             )
             continue
         try:
@@ -195,6 +179,15 @@ def _runs(
         if saved[name]["policy"]["name"] != name:
             raise ValueError(f"state[{name!r}] holds another policy's run")
     return runs
+
+
+def _measures(name: str, totals: engine.Counters, cost: float) -> list[float]:
+    """Tokens per target pass, draft steps per token, discarded share, and the speedup at cost c."""
+    passes, emitted = totals.target_passes, totals.emitted
+    if not 0 < passes <= emitted:  # every round emits a token; a run that emitted nothing was never started
+        raise ValueError(f"state[{name!r}] holds counters no run produces")
+    plain = passes + cost * totals.draft_steps  # plain decoding: one target pass per token
+    return [emitted / passes, totals.draft_steps / emitted, totals.discarded / max(1, totals.drafted), emitted / plain]
 
 
 # --8<-- [start:tuning_policies]
@@ -219,41 +212,31 @@ def compare(
     so a run streamed in chunks is the run one call would make.
     """
     n = check_int(tokens, "tokens", 1, 2000)
-    budget = n if total is None else check_int(total, "total", 1, 20_000)
-    names = [
-        check_choice(x, f"policies_[{i}]", policies.POLICY_NAMES)
-        for i, x in enumerate(check_list(policies_ or list(policies.POLICY_NAMES), "policies_", 1, 4))
-    ]
-    make = {
-        "gamma": check_int(gamma, "gamma", 1, MAX_GAMMA),
-        "tau": check_number(tau, "tau", 0.0, 1.0),
-        "max_gamma": check_int(max_gamma, "max_gamma", 1, MAX_GAMMA),
+    make: dict[str, Any] = {
+        "total": n if total is None else check_int(total, "total", 1, 20_000),
+        "seed": check_seed(seed),
     }
+    make |= {"gamma": check_int(gamma, "gamma", 1, MAX_GAMMA), "tau": check_number(tau, "tau", 0.0, 1.0)}
+    make["max_gamma"] = check_int(max_gamma, "max_gamma", 1, MAX_GAMMA)
+    chosen = check_list(policies_ or list(policies.POLICY_NAMES), "policies_", 1, 4)
+    names = [check_choice(x, f"policies_[{i}]", policies.POLICY_NAMES) for i, x in enumerate(chosen)]
     c = check_number(cost, "cost", 0.0, 10.0)
-    pair = _ngram(
+    t, k, p = (
         check_number(temperature, "temperature", 0.05, 10.0),
-        check_int(top_k, "top_k", 0, 100_000),
+        check_int(top_k, "top_k", 0, 10**5),
         check_number(top_p, "top_p", 0.01, 1.0),
     )
-    runs = _runs(names, state, pair, make, budget, check_seed(seed))
+    runs = _runs(names, state, _ngram(t, k, p), make)
     metrics: dict[str, float] = {}
     rows = []
     for name, run in runs.items():
         run.advance(n)
-        totals = run.totals
-        row = {
-            "tokens-per-pass": totals.emitted / totals.target_passes,
-            "draft-per-token": totals.draft_steps / totals.emitted,
-            "discarded-fraction": totals.discarded / totals.drafted if totals.drafted else 0.0,
-            "speedup": totals.emitted / (totals.target_passes + c * totals.draft_steps),  # plain: 1 pass per token
-        }
-        rows.append(rounded(list(row.values())))
-        metrics |= {f"{name}-{key}": round(value, 12) for key, value in row.items()}
-        metrics[f"{name}-tokens-emitted"] = totals.emitted
-        if name == "fixed":
-            # alpha as the calculator means it: the drafts the target checked, accepted or rejected.
-            checked = totals.accepted + totals.rejected
-            metrics["alpha"] = round(totals.accepted / checked, 12) if checked else 0.0
+        rows.append(rounded(_measures(name, run.totals, c)))
+        keys = ("tokens-per-pass", "draft-per-token", "discarded-fraction", "speedup")
+        metrics |= {f"{name}-{key}": value for key, value in zip(keys, rows[-1], strict=True)}
+        metrics[f"{name}-tokens-emitted"] = run.totals.emitted
+        if name == "fixed":  # alpha as the calculator means it: of the drafts the target checked, those accepted
+            metrics["alpha"] = round(run.totals.accepted / (run.totals.accepted + run.totals.rejected or 1), 12)
     return {
         "figure": _policy_figure(names, rows),
         "metrics": metrics,
@@ -270,13 +253,8 @@ def _policy_figure(names: list[str], rows: list[list[float]]) -> Figure:
     """Grouped bars: one group per measure, one bar per policy (colour and pattern per policy)."""
     traces = []
     for name, row in zip(names, rows, strict=True):
-        colour, pattern = _STYLES[name]
-        trace = bar(
-            list(_MEASURES.values()),
-            row,
-            name=_LABELS[name],
-            hover=f"{_LABELS[name]}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
-        )
+        label, colour, pattern = _STYLES[name]
+        trace = bar(_MEASURES, row, name=label, hover=f"{label}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
         trace["marker"] = {"color": colour, **({"pattern": {"shape": pattern}} if pattern else {})}
         traces.append(trace)
     return figure(traces, layout(y_title="value", barmode="group", height=340))
