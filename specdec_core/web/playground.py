@@ -330,57 +330,39 @@ def _figures(state: dict[str, Any], quality: float, gamma: int, metrics: dict[st
 
 def _accepted_figure(observed: list[float], expected: list[float], rounds: int) -> Figure:
     """Drafts accepted per round: the rounds played (bars) against the exact expectation (markers)."""
-    ks = [str(k) for k in range(len(observed))]
-    diamond = {"symbol": "diamond", "size": 10, "line": {"width": 1, "color": "#ffffff"}}
-    played = bar(
-        ks, observed, name=f"played ({rounds} rounds)", role="accepted", hover="%{y:.3f} of rounds<extra></extra>"
-    )
-    theory_ = line(
-        ks,
-        expected,
-        name="theory",
-        role="target",
-        mode="markers",
-        marker=diamond,
-        hover="expected %{y:.3f}<extra></extra>",
-    )
-    fig = figure([played, theory_], layout(x_title="drafts accepted in a round", y_title="share of rounds", height=280))
-    fig["layout"]["xaxis"]["type"] = "category"
-    fig["layout"]["yaxis"]["rangemode"] = "tozero"
-    return fig
+    ks, diamond = [str(k) for k in range(len(observed))], {"symbol": "diamond", "size": 10, "line": {"width": 1}}
+    hover = "%{y:.3f} of rounds<extra></extra>"
+    played = bar(ks, observed, name=f"played ({rounds} rounds)", role="accepted", hover=hover)
+    hover = "expected %{y:.3f}<extra></extra>"
+    theory_ = line(ks, expected, name="theory", role="target", mode="markers", marker=diamond, hover=hover)
+    axes: dict[str, Any] = {
+        "x_title": "drafts accepted in a round",
+        "y_title": "share of rounds",
+        "yaxis": {"rangemode": "tozero"},
+    }
+    return figure([played, theory_], layout(height=280, xaxis={"type": "category"}, **axes))
 
 
 def _window_figure(points: list[list[Any]], changes: list[list[Any]]) -> Figure:
     """The draft acceptance rate over the last WINDOW rounds as the run goes on, against its exact expectation."""
     x, hover = [p[0] for p in points], "round %{x}: %{y:.3f}<extra></extra>"
-    name = f"draft acceptance rate, last {WINDOW} rounds"
-    fig = figure(
-        [
-            line(x, [p[1] for p in points], name=name, role="accepted", hover=hover),
-            line(
-                x,
-                [p[2] for p in points],
-                name="theory",
-                role="target",
-                dash="dot",
-                hover="round %{x}: expected %{y:.3f}<extra></extra>",
-            ),
-        ],
-        layout(x_title="round", y_title="accepted / drafted", y_range=[0, 1.05], height=280),
+    played = line(
+        x, [p[1] for p in points], name=f"draft acceptance rate, last {WINDOW} rounds", role="accepted", hover=hover
     )
-    dashed = {"dash": "dash", "width": 1, "color": COLORS["discarded"]}
-    at = {"xref": "x", "yref": "paper"}
-    fig["layout"]["shapes"] = [
-        {"type": "line", "x0": r, "x1": r, "y0": 0, "y1": 1, "line": dashed} | at for r, _ in changes
-    ]
-    fig["layout"]["annotations"] = [
-        {"x": r, "y": 1.0, "text": label, "showarrow": False, "xanchor": "left", "yanchor": "top", "font": {"size": 10}}
-        | at
-        for r, label in changes[-4:]
-    ]
-    if not x:
-        fig["layout"]["xaxis"]["range"] = [0, WINDOW]
-    return fig
+    hover = "round %{x}: expected %{y:.3f}<extra></extra>"
+    expected = line(x, [p[2] for p in points], name="theory", role="target", dash="dot", hover=hover)
+    axes = layout(
+        x_title="round",
+        y_title="accepted / drafted",
+        y_range=[0, 1.05],
+        height=280,
+        xaxis={} if x else {"range": [0, WINDOW]},
+    )
+    dashed, at = {"dash": "dash", "width": 1, "color": COLORS["discarded"]}, {"xref": "x", "yref": "paper"}
+    axes["shapes"] = [{"type": "line", "x0": r, "x1": r, "y0": 0, "y1": 1, "line": dashed} | at for r, _ in changes]
+    label = {"y": 1.0, "showarrow": False, "xanchor": "left", "yanchor": "top", "font": {"size": 10}} | at
+    axes["annotations"] = [{"x": r, "text": text} | label for r, text in changes[-4:]]
+    return figure([played, expected], axes)
 
 
 def _distributions_figure(target: list[float], output: list[float] | None, draft: list[float]) -> Figure:
@@ -391,11 +373,8 @@ def _distributions_figure(target: list[float], output: list[float] | None, draft
             bar(WORDS, output, name="emitted output", role="overlap", hover="output %{x}: %{y:.4f}<extra></extra>")
         )
     data.append(bar(WORDS, draft, name="draft q (contrast)", role="draft", hover="q(%{x}) = %{y:.4f}<extra></extra>"))
-    fig = figure(data, layout(x_title="token", y_title="share of emitted tokens", barmode="group", height=300))
-    fig["layout"]["xaxis"]["tickangle"] = -45
-    fig["layout"]["margin"]["b"] = 72
-    fig["layout"]["yaxis"]["rangemode"] = "tozero"
-    return fig
+    axes: dict[str, Any] = {"xaxis": {"tickangle": -45}, "yaxis": {"rangemode": "tozero"}, "margin": {"b": 72}}
+    return figure(data, layout(x_title="token", y_title="share of emitted tokens", barmode="group", height=300, **axes))
 
 
 @lru_cache(maxsize=1)
@@ -427,18 +406,9 @@ def _takeaway_figure(gamma: int, alpha: float, measured: tuple[float, float] | N
         diamond, hover = {"symbol": "diamond", "size": 8}, "played: %{y:.2f} tokens per pass<extra>your run</extra>"
         data.append(
             line(
-                [measured[0]],
-                [measured[1]],
-                name="your run",
-                role="accepted",
-                mode="markers",
-                marker=diamond,
-                hover=hover,
+                *([m] for m in measured), name="your run", role="accepted", mode="markers", marker=diamond, hover=hover
             )
         )
-    axes = layout(
-        x_title=f"{ALPHA} (per-token acceptance rate)", y_title="expected tokens per target pass", y_range=[0, 9.3]
-    )
-    fig = figure(data, axes)
-    fig["layout"]["margin"]["r"] = 40
-    return fig
+    x_title = f"{ALPHA} (per-token acceptance rate)"
+    axes = layout(x_title=x_title, y_title="expected tokens per target pass", y_range=[0, 9.3], margin={"r": 40})
+    return figure(data, axes)

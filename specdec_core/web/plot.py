@@ -84,27 +84,27 @@ def layout(
     y_range: Sequence[float] | None = None,
     barmode: str | None = None,
     height: int = 320,
+    xaxis: dict[str, Any] | None = None,  # more x-axis settings (``{"type": "category"}``)
+    yaxis: dict[str, Any] | None = None,
+    margin: dict[str, int] | None = None,  # sides to change from the defaults
 ) -> dict[str, Any]:
     """A theme-neutral layout: titles, axes and a horizontal legend above the plot.
 
     >>> layout(y_title="probability", y_range=[0, 1])["yaxis"]
     {'fixedrange': True, 'title': {'text': 'probability'}, 'range': [0, 1]}
+    >>> layout(xaxis={"type": "category"}, margin={"b": 72})["margin"]["b"]
+    72
     """
     # Charts are read, not explored: fixed axes keep a page scroll from zooming a chart by accident.
-    xaxis: dict[str, Any] = {"fixedrange": True}
-    yaxis: dict[str, Any] = {"fixedrange": True}
-    if x_title:
-        xaxis["title"] = {"text": x_title}
-    if y_title:
-        yaxis["title"] = {"text": y_title}
-    if y_range is not None:
-        yaxis["range"] = [y_range[0], y_range[1]]
+    x: dict[str, Any] = {"fixedrange": True} | ({"title": {"text": x_title}} if x_title else {}) | (xaxis or {})
+    y: dict[str, Any] = {"fixedrange": True} | ({"title": {"text": y_title}} if y_title else {})
+    y |= ({"range": [y_range[0], y_range[1]]} if y_range is not None else {}) | (yaxis or {})
     out: dict[str, Any] = {
         "height": height,
-        "margin": {"l": 56, "r": 16, "t": 48 if title else 24, "b": 48},
+        "margin": {"l": 56, "r": 16, "t": 48 if title else 24, "b": 48} | (margin or {}),
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "xanchor": "left", "yanchor": "bottom"},
-        "xaxis": xaxis,
-        "yaxis": yaxis,
+        "xaxis": x,
+        "yaxis": y,
     }
     if title:
         out["title"] = {"text": title, "x": 0, "xanchor": "left"}
