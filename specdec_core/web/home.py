@@ -131,7 +131,6 @@ def _summary(done: list[steps.Round], gamma: int, alpha: float) -> str:
     )
 
 
-# --8<-- [start:home_run]
 @handler("home.run", example={"gamma": 4, "alpha": 0.8, "cost": 0.05, "seed": 0, "rounds": 16})
 def run(
     gamma: int = 4,  # speculation length: drafts per round
@@ -157,7 +156,7 @@ def run(
     table = [
         {
             "round": i,
-            "proposals": [f"{words[pos.token]} ({pos.outcome})" for pos in r.positions],
+            "drafts": [f"{words[pos.token]} ({pos.outcome})" for pos in r.positions],
             "final": f"{words[r.final_token]} ({r.ended_with})",
             "emitted": len(r.tokens),
         }
@@ -170,9 +169,6 @@ def run(
         "latest": latest,
         "table": table,
     }
-
-
-# --8<-- [end:home_run]
 
 
 def _figure(points: list[dict[str, Any]], *, rounds: int, gamma: int) -> Figure:

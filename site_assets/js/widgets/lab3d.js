@@ -32,7 +32,7 @@ const CARDS = [
   },
   {
     name: "discarded-fraction",
-    label: "Proposals discarded after the first rejection",
+    label: "Drafts discarded after the first rejection",
     note: "share of all drafted tokens thrown away unchecked",
     format: percent,
   },
@@ -126,7 +126,7 @@ SDLab.register("lab3d", {
     const paintTable = (rows) => {
       table.replaceChildren();
       const head = table.createTHead().insertRow();
-      for (const title of ["Round", "Proposals, in order", "Ended with", "Tokens emitted"]) {
+      for (const title of ["Round", "Drafts, in order", "Ended with", "Tokens emitted"]) {
         const th = element("th", "", title);
         th.scope = "col";
         head.append(th);
@@ -137,7 +137,7 @@ SDLab.register("lab3d", {
         const th = element("th", "", String(row.round));
         th.scope = "row";
         tr.append(th);
-        tr.insertCell().textContent = row.proposals.join(", ");
+        tr.insertCell().textContent = row.drafts.join(", ");
         tr.insertCell().textContent = row.final;
         tr.insertCell().textContent = String(row.emitted);
       }
