@@ -6,7 +6,7 @@
 //   A page holds a placeholder; the settings script must directly follow the opening tag:
 //
 //     <div class="sd-widget" data-widget="NAME">
-//     <script type="application/json">{"handler": "distributions.pair", "args": {"blend": 0}, "any": "thing"}</script>
+//     <script type="application/json">{"handler": "verify.pair", "args": {"blend": 0}, "any": "thing"}</script>
 //     </div>
 //
 //   At build time the hook runs specdec_core.web.call(handler, args) natively and embeds the result, so the widget

@@ -14,7 +14,7 @@ How a page asks for its build-time figure
 A widget placeholder in Markdown carries its settings as inert JSON, right after the opening tag::
 
     <div class="sd-widget" data-widget="pair">
-    <script type="application/json">{"handler": "distributions.pair", "args": {"blend": 0}}</script>
+    <script type="application/json">{"handler": "verify.pair", "args": {"blend": 0}}</script>
     </div>
 
 When the settings name a ``handler``, the build hook runs ``call(handler, json.dumps(args))`` and embeds the result
@@ -74,12 +74,12 @@ def handler(name: str, *, example: dict[str, Any]) -> Callable[[H], H]:
 def call(name: str, args_json: str = "{}") -> str:
     """Run handler ``name`` with keyword arguments decoded from ``args_json``; return its result as JSON.
 
-    >>> json.loads(call("distributions.pair", '{"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6]}'))["metrics"]
-    {'accept-rate': 0.65, 'reject-rate': 0.35, 'tv-distance': 0.35}
+    >>> json.loads(call("verify.pair", '{"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6]}'))["metrics"]
+    {'beta': 0.65, 'reject-rate': 0.35, 'tv-distance': 0.35}
     >>> call("no.such", "{}")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown handler 'no.such'; known: ...distributions.pair...
+    ValueError: unknown handler 'no.such'; known: ...verify.pair...
     """
     fn = HANDLERS.get(name)
     if fn is None:
@@ -119,9 +119,4 @@ def _check_finite(value: object, where: str, path: str) -> None:
 
 
 # The page modules register their handlers on import. Imported last: they use ``handler`` above.
-from . import _legacy, home, playground, runtime, tuning  # noqa: E402, F401
-
-
-def __getattr__(name: str) -> Any:
-    # Temporary while the handlers move into their page modules: old names still resolve.
-    return getattr(_legacy, name)
+from . import bonus, correct, draft, exactness, home, playground, runtime, tuning, verify  # noqa: E402, F401

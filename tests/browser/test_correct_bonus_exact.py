@@ -76,14 +76,15 @@ def renders(chart: Any) -> int:
 
 def test_correct_presets_and_sliders_redraw_and_keep_the_identity(page: Any) -> None:
     widget = open_live(page, "correct/", "correct-split")
-    paper = native("correct.split", preset="paper")
-    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", js_number(paper["metrics"]["accept-rate"]))
+    worked = native("correct.split", preset="worked")
+    expect(metric(widget, "beta")).to_have_attribute("data-value", js_number(worked["metrics"]["beta"]))
+    expect(widget.get_by_role("button", name="Our worked example")).to_have_attribute("aria-pressed", "true")
 
     proof = widget.locator(".sd-chart").nth(1)
     before = renders(proof)
     widget.get_by_role("button", name="Disjoint supports").click()
     expect(widget.get_by_role("button", name="Disjoint supports")).to_have_attribute("aria-pressed", "true")
-    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", "0")
+    expect(metric(widget, "beta")).to_have_attribute("data-value", "0")
     assert renders(proof) > before
 
     # Keyboard: four steps of 0.05 on the blend slider; the numbers come from Python in the page.
@@ -92,14 +93,14 @@ def test_correct_presets_and_sliders_redraw_and_keep_the_identity(page: Any) -> 
     for _ in range(4):
         blend.press("ArrowRight")
     moved = native("correct.split", preset="disjoint", blend=0.2)["metrics"]
-    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", js_number(moved["accept-rate"]))
+    expect(metric(widget, "beta")).to_have_attribute("data-value", js_number(moved["beta"]))
     expect(metric(widget, "reject-rate")).to_have_attribute("data-value", js_number(moved["reject-rate"]))
     # The stacked picture's claim, checked by Python for the reader's current pair.
     assert value(widget, "identity-gap") <= 1e-12
 
 
 def test_correct_sample_button_runs_the_real_round_in_the_browser(page: Any) -> None:
-    """10,000 rounds at the paper's pair: TV <= tv_bound(10_000, 3) ~ 0.041, and equal to the native run."""
+    """10,000 rounds at our worked pair: TV <= tv_bound(10_000, 3) ~ 0.041, and equal to the native run."""
     widget = open_live(page, "correct/", "correct-split")
     n = 10_000
     widget.get_by_role("button", name="Sample 10,000 rounds").click()
@@ -122,7 +123,7 @@ def test_correct_sample_button_runs_the_real_round_in_the_browser(page: Any) -> 
 def test_bonus_sliders_change_the_figure_metrics_and_url(page: Any) -> None:
     widget = open_live(page, "bonus/", "bonus-sim")
     theory_metric = metric(widget, "tokens-per-pass-theory")
-    expect(theory_metric).to_have_attribute("data-value", js_number(theory.expected_tokens(0.8, 4)))
+    expect(theory_metric).to_have_attribute("data-value", js_number(round(theory.expected_tokens(0.8, 4), 12)))
     counts = widget.locator(".sd-chart").first
     before = renders(counts)
 
@@ -144,6 +145,18 @@ def test_bonus_sliders_change_the_figure_metrics_and_url(page: Any) -> None:
     alpha.press("Home")
     expect(metric(widget, "tokens-per-pass")).to_have_attribute("data-value", "1")
     expect(metric(widget, "bonus-share")).to_have_attribute("data-value", "0")
+
+
+def test_bonus_reports_alpha_and_links_to_the_converter(page: Any) -> None:
+    """accepted / checked estimates alpha (metric ``alpha``, beside the set ``alpha-theory``), not the draft
+    acceptance rate; the widget says how alpha gives tokens per pass and links to the Tuning calculator."""
+    widget = open_live(page, "bonus/", "bonus-sim")
+    expected = native("bonus.simulate", alpha=0.8, gamma=4, rounds=2000, seed=0)["metrics"]
+    expect(metric(widget, "alpha")).to_have_attribute("data-value", js_number(expected["alpha"]))
+    expect(metric(widget, "alpha-theory")).to_have_attribute("data-value", "0.8")
+    expect(widget.locator('[data-metric="accept-rate"]')).to_have_count(0)
+    expect(widget.locator(".sd-relation")).to_contain_text("Tokens per target pass = (1 \u2212 \u03b1^(\u03b3+1))")
+    expect(widget.locator(".sd-relation a")).to_have_attribute("href", "../tuning/#the-calculator")
 
 
 def test_bonus_url_state_is_clamped_with_a_notice(page: Any) -> None:
@@ -199,6 +212,28 @@ def test_broken_variants_fail_the_test_and_the_real_round_passes(page: Any) -> N
     sample.click()
     expect(metric(widget, "tv-distance")).to_have_attribute("data-value", re.compile(r"\d"), timeout=60_000)
     assert value(widget, "tv-distance") <= tv_bound(n, 3)
+
+
+def test_greedy_draft_declared_soft_shows_its_law_and_fails_the_test(page: Any) -> None:
+    """The greedy-draft-declared-as-soft-q tab: exact law [1/3, 1/4, 5/12] in fractions, TV 1/6 from p; a sample of
+    n = 10,000 lies beyond tv_bound(10_000, 3) ~ 0.041 and the chi-square p-value is below 1e-6."""
+    widget = open_live(page, "exactness/", "exact-broken")
+    select = widget.get_by_label("Implementation", exact=True)
+    expect(select.locator("option")).to_have_count(9)
+    select.select_option(label="Greedy draft declared as soft q")
+    expect(metric(widget, "exact-tv")).to_have_attribute("data-value", js_number(1 / 6))
+    expect(widget.locator(".sd-cbe-variant")).to_contain_text("cat 1/3, dog 1/4, fox 5/12")
+    widget.get_by_role("button", name="Sample 10,000 rounds").click()
+    expect(metric(widget, "exact")).to_have_attribute("data-value", "0", timeout=60_000)
+    assert value(widget, "tv-distance") > tv_bound(10_000, 3)
+    assert value(widget, "p-value") < 1e-6
+
+    # The page's "Draft probability 0" tab, both ways: an honest draft with a zero stays exact, a naive p/0 does not.
+    select.select_option(label="Draft probability 0, honest draft")
+    expect(metric(widget, "exact-tv")).to_have_attribute("data-value", "0")
+    expect(widget.locator(".sd-cbe-variant")).to_contain_text("dog 7/20")
+    select.select_option(label="Draft probability 0, naive p/0")
+    expect(metric(widget, "exact-tv")).to_have_attribute("data-value", js_number(0.13))
 
 
 # All three ------------------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def test_draft_step_drafts_the_next_seeds_words(page: Any) -> None:
     widget = page.locator('.sd-widget[data-widget="draft"]').first
     chips = widget.locator(".sd-token--drafted")
     # Build-time paint: the seed-12 draft is on the page before Python is ready.
-    expected = [pos["word"] for pos in native("steps.draft_ngram")["positions"]]
+    expected = [pos["word"] for pos in native("draft.ngram")["positions"]]
     expect(chips).to_have_count(4)
     expect(chips.first).to_contain_text(expected[0])
     widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
@@ -63,7 +63,7 @@ def test_draft_step_drafts_the_next_seeds_words(page: Any) -> None:
     before = renders(chart)
     widget.get_by_role("button", name="Step").click()
     expect(widget.get_by_role("spinbutton", name="Seed")).to_have_value("13")
-    step = native("steps.draft_ngram", seed=13)
+    step = native("draft.ngram", seed=13)
     expect(widget.locator(".sd-dv-status")).to_contain_text("seed 13")
     words = [pos["word"] for pos in step["positions"]]
     expect(chips).to_have_count(4)
@@ -86,7 +86,7 @@ def test_draft_gamma_slider_changes_the_figure_and_metrics(page: Any) -> None:
     slider.press("ArrowRight")
     slider.press("ArrowRight")
     expect(metric(widget, "draft-steps")).to_have_attribute("data-value", "6")
-    expected = native("steps.draft_ngram", gamma=6)["metrics"]
+    expected = native("draft.ngram", gamma=6)["metrics"]
     expect(metric(widget, "alpha-to-gamma")).to_have_attribute("data-value", str(expected["alpha-to-gamma"]))
     expect(widget.locator(".sd-token--drafted")).to_have_count(6)
     assert renders(chart) > before
@@ -99,7 +99,7 @@ def test_draft_prompt_choice_and_unknown_words(page: Any) -> None:
     widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
     widget.get_by_label("Prompt", exact=True).select_option("Elizabeth could not help")
     expect(widget.get_by_label("Or type your own")).to_have_value("Elizabeth could not help")
-    expected = native("steps.draft_ngram", prompt="Elizabeth could not help")
+    expected = native("draft.ngram", prompt="Elizabeth could not help")
     expect(widget.locator(".sd-token--drafted").first).to_contain_text(expected["positions"][0]["word"])
 
     box = widget.get_by_label("Or type your own")
@@ -116,7 +116,7 @@ def test_draft_risk_chart_follows_its_sliders(page: Any) -> None:
     before = renders(chart)
     cost = widget.get_by_role("slider", name="Draft cost c")
     cost.fill("0.5")
-    expected = json.loads(web.call("theory.draft_risk", json.dumps({"alpha": 0.8, "cost": 0.5})))["metrics"]
+    expected = json.loads(web.call("draft.risk", json.dumps({"alpha": 0.8, "cost": 0.5})))["metrics"]
     expect(metric(widget, "optimal-gamma")).to_have_attribute("data-value", str(expected["optimal-gamma"]))
     expect(metric(widget, "speedup")).to_have_attribute("data-value", str(expected["speedup"]))
     assert renders(chart) > before
@@ -132,7 +132,7 @@ def test_verify_round_shows_the_packages_decisions(page: Any) -> None:
         if seed == 13:
             widget.get_by_role("button", name="Step").click()
             expect(widget.get_by_role("spinbutton", name="Seed")).to_have_value("13")
-        result = native("steps.verify_ngram", seed=seed)
+        result = native("verify.ngram", seed=seed)
         expect(metric(widget, "accepted")).to_have_attribute("data-value", str(result["metrics"]["accepted"]))
         expect(metric(widget, "tokens-emitted")).to_have_attribute(
             "data-value", str(result["metrics"]["tokens-emitted"])
@@ -158,7 +158,7 @@ def test_verify_url_state_is_clamped_and_reproduces_the_round(page: Any) -> None
     expect(widget.locator(".sd-notice")).to_contain_text("gamma 99 is out of range; clamped to 8")
     widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
     expect(widget.get_by_role("slider", name=GAMMA_LABEL)).to_have_value("8")
-    result = native("steps.verify_ngram", gamma=8, seed=5)
+    result = native("verify.ngram", gamma=8, seed=5)
     expect(metric(widget, "all-accepted-prob")).to_have_attribute(
         "data-value", str(result["metrics"]["all-accepted-prob"])
     )
@@ -174,8 +174,8 @@ def test_verify_temperature_changes_the_figure_and_metrics(page: Any) -> None:
     slider.focus()
     for _ in range(4):
         slider.press("ArrowRight")  # 0.8 -> 1.0
-    expected = native("steps.verify_ngram", temperature=1.0)["metrics"]
-    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", str(expected["accept-rate"]))
+    expected = native("verify.ngram", temperature=1.0)["metrics"]
+    expect(metric(widget, "beta")).to_have_attribute("data-value", str(expected["beta"]))
     assert renders(chart) > before
 
 
@@ -185,9 +185,32 @@ def test_acceptance_rates_widget_follows_alpha(page: Any) -> None:
     slider = widget.get_by_role("slider", name=ALPHA_LABEL)
     slider.focus()
     slider.press("ArrowLeft")
-    expected = json.loads(web.call("theory.acceptance_rates", json.dumps({"alpha": 0.79, "gamma": 4})))["metrics"]
+    expected = json.loads(web.call("verify.rates", json.dumps({"alpha": 0.79, "gamma": 4})))["metrics"]
     expect(metric(widget, "alpha")).to_have_attribute("data-value", "0.79")
-    expect(metric(widget, "draft-accept-rate")).to_have_attribute("data-value", str(expected["draft-accept-rate"]))
+    expect(metric(widget, "accept-rate")).to_have_attribute("data-value", str(expected["accept-rate"]))
+    expect(metric(widget, "tokens-per-pass")).to_have_attribute("data-value", str(expected["tokens-per-pass"]))
+
+
+@pytest.mark.parametrize(
+    ("path", "nth", "names"),
+    [
+        ("draft/", 0, ["draft-steps", "beta", "all-accepted-prob", "alpha-to-gamma"]),
+        ("verify/", 1, ["accepted", "tokens-emitted", "all-accepted-prob", "beta"]),
+        ("verify/", 2, ["alpha", "accept-rate", "all-accepted-prob", "tokens-per-pass"]),
+    ],
+)
+def test_metrics_use_the_vocabulary_and_link_to_the_converter(page: Any, path: str, nth: int, names: list[str]) -> None:
+    """Mean beta is ``beta``, accepted / drafted is ``accept-rate``: a widget that shows two of the vocabulary's
+    quantities says how they relate and links to the Tuning calculator, which converts between them."""
+    page.goto(path)
+    widget = page.locator(".md-content .sd-widget").nth(nth)
+    metrics = widget.locator("[data-metric]")
+    expect(metrics).to_have_count(len(names))
+    assert [m.get_attribute("data-metric") for m in metrics.all()] == names
+    link = widget.locator(".sd-relation a")
+    expect(link).to_have_attribute("href", "../tuning/#the-calculator")
+    link.click()
+    expect(page).to_have_url(re.compile(r"/tuning/#the-calculator$"))
 
 
 @pytest.mark.parametrize("path", ["draft/", "verify/"])

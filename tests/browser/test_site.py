@@ -201,6 +201,20 @@ def test_page_reaches_ready_and_every_widget_goes_live(page: Any, server: SiteSe
     expect(page.locator(".sd-error")).to_have_count(0)
 
 
+@pytest.mark.parametrize("path", WIDGET_PAGES, ids=page_id)
+def test_every_control_that_sets_gamma_is_labelled_speculation_length(page: Any, server: SiteServer, path: str) -> None:
+    """One name for gamma on every page (the vocabulary of DESIGN.md): each control whose value is gamma reads
+    "Speculation length" and the letter (a note may follow), never "Proposal length" or another name."""
+    open_page(page, server, path)
+    widgets = page.locator(".md-content .sd-widget[data-widget]")
+    for i in range(widgets.count()):
+        expect(widgets.nth(i)).to_have_attribute("data-sd-mounted", "true")
+    labels = page.locator(".md-content .sd-widget input[name=gamma]").evaluate_all(
+        "els => els.map(el => el.labels[0]?.textContent ?? '(no label)')"
+    )
+    assert all(label.startswith("Speculation length \N{GREEK SMALL LETTER GAMMA}") for label in labels), labels
+
+
 def test_python_in_the_page_runs_the_precompiled_core(page: Any, server: SiteServer) -> None:
     """The worker runs CPython 3.14 (Pyodide 314) and imported specdec_core from the bytecode the build shipped."""
     open_page(page, server, "")

@@ -22,19 +22,19 @@ ARGS = {"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6], "labels": ["cat", "dog", "
 
 
 def native_metric(name: str, **args: Any) -> float:
-    value: float = json.loads(web.call("distributions.pair", json.dumps({**ARGS, **args})))["metrics"][name]
+    value: float = json.loads(web.call("verify.pair", json.dumps({**ARGS, **args})))["metrics"][name]
     return value
 
 
 def test_verify_page_paints_goes_live_and_survives_navigation(page: Any) -> None:
     page.goto("verify/")
     widget = page.locator('.sd-widget[data-widget="pair"]')
-    accept = widget.locator('[data-metric="accept-rate"]')
+    beta = widget.locator('[data-metric="beta"]')
     chart = widget.locator(".sd-chart")
 
     # The build-time figure paints (whether or not Python is up yet), then Python becomes ready.
     expect(chart.locator(":is(svg.sd-sketch, .main-svg)").first).to_be_visible()
-    expect(accept).to_have_attribute("data-value", str(native_metric("accept-rate", blend=0)))
+    expect(beta).to_have_attribute("data-value", str(native_metric("beta", blend=0)))
     status = page.locator("[data-sd-status]")
     expect(status).to_have_attribute("data-sd-status", "ready", timeout=30_000)
     expect(status).to_have_text(READY)
@@ -47,7 +47,7 @@ def test_verify_page_paints_goes_live_and_survives_navigation(page: Any) -> None
     slider.focus()
     for _ in range(4):
         slider.press("ArrowRight")
-    expect(accept).to_have_attribute("data-value", str(native_metric("accept-rate", blend=0.2)))
+    expect(beta).to_have_attribute("data-value", str(native_metric("beta", blend=0.2)))
     assert int(chart.get_attribute("data-sd-renders") or 0) > renders
 
     # The theme toggle restyles the chart: the axis text takes the palette's foreground colour.

@@ -6,6 +6,8 @@
 //   <script type="application/json">{"handler": "bonus.simulate", "args": {"alpha": 0.8, "gamma": 4, "rounds": 2000, "seed": 0}}</script>
 //   </div>
 
+import { relation } from "./relation.js";
+
 const SPEC = {
   alpha: { min: 0, max: 1, step: 0.01, value: 0.8 },
   gamma: { min: 1, max: 8, step: 1, value: 4 },
@@ -36,9 +38,12 @@ SDLab.register("bonus-sim", {
       { name: "tokens-per-pass-theory", label: "Expected: (1 − α^(γ+1)) / (1 − α)" },
       { name: "bonus-share", label: "Rounds ending with a bonus (simulated)" },
       { name: "bonus-share-theory", label: "Expected: α^γ" },
-      { name: "accept-rate", label: "Per-token accept rate (simulated)" },
-      { name: "accept-rate-theory", label: "Per-token α (set)" },
+      { name: "alpha", label: "Per-token acceptance rate α (simulated): accepted ÷ checked" },
+      { name: "alpha-theory", label: "Per-token acceptance rate α (set)" },
     ]);
+    const note = relation(
+      "Tokens per target pass = (1 − α^(γ+1)) / (1 − α) follows from α and γ. α counts only drafts the verifier checked; the draft acceptance rate (accepted ÷ drafted) also counts the discarded ones, so it is lower.",
+    );
     const charts = document.createElement("div");
     charts.className = "sd-cbe-charts";
     const counts = ctx.chart(
@@ -46,7 +51,7 @@ SDLab.register("bonus-sim", {
     );
     const curve = ctx.chart("Line chart of expected tokens per target pass against γ at this α, under the ceiling γ + 1, with the current γ marked");
     charts.append(counts, curve);
-    el.append(controls, summary, metrics, charts);
+    el.append(controls, summary, metrics, note, charts);
 
     const paint = (result) => {
       const m = result.metrics;
@@ -57,8 +62,8 @@ SDLab.register("bonus-sim", {
         "tokens-per-pass-theory": fixed(3),
         "bonus-share": percent,
         "bonus-share-theory": percent,
-        "accept-rate": fixed(3),
-        "accept-rate-theory": fixed(2),
+        alpha: fixed(3),
+        "alpha-theory": fixed(2),
       });
       const g = result.counts.length - 1;
       summary.textContent =

@@ -4,11 +4,11 @@
 // real steps (steps.draft, then steps.speculative_round) in the worker and compares the emitted tokens with p.
 //
 //   <div class="sd-widget" data-widget="correct-split">
-//   <script type="application/json">{"handler": "correct.split", "args": {"preset": "paper", "temperature": 1, "shift": 0, "blend": 0}}</script>
+//   <script type="application/json">{"handler": "correct.split", "args": {"preset": "worked", "temperature": 1, "shift": 0, "blend": 0}}</script>
 //   </div>
 
 const PRESETS = [
-  ["paper", "Paper's example"],
+  ["worked", "Our worked example"],
   ["disjoint", "Disjoint supports"],
   ["equal", "p = q"],
   ["one-hot", "One-hot draft"],
@@ -20,7 +20,7 @@ const fixed = (digits) => (v) => Number(v).toFixed(digits);
 
 SDLab.register("correct-split", {
   mount(el, ctx) {
-    const args = { preset: "paper", ...DEFAULTS, ...(ctx.settings.args || {}) };
+    const args = { preset: "worked", ...DEFAULTS, ...(ctx.settings.args || {}) };
 
     // Presets: a group of toggle buttons; the pressed one is the current starting pair.
     const presets = document.createElement("div");
@@ -71,7 +71,7 @@ SDLab.register("correct-split", {
       "Stacked bar chart per token: the mass emitted through an accepted draft, min(p, q), stacked on the mass emitted through a correction, (1 − β) times the residual; a marker shows p(x) at the top of each stack",
     );
     const metrics = ctx.metrics([
-      { name: "accept-rate", label: "Accept rate β = Σ min(p, q)" },
+      { name: "beta", label: "β = Σ min(p, q): P(a draft token is accepted)" },
       { name: "reject-rate", label: "Rejection probability 1 − β" },
       { name: "draft-tv", label: "TV(p, q) = 1 − β" },
       { name: "identity-gap", label: "Largest |stack − p(x)|" },
@@ -106,7 +106,7 @@ SDLab.register("correct-split", {
 
     let current = null; // the latest split result: p, q and labels for the sampler
     const formats = {
-      "accept-rate": fixed(3),
+      beta: fixed(3),
       "reject-rate": fixed(3),
       "draft-tv": fixed(3),
       "identity-gap": (v) => (v === 0 ? "0 (exact)" : Number(v).toExponential(1)),

@@ -2,16 +2,17 @@
 //
 // - "ngram" (default): the bigram draft model of Pride and Prejudice proposes γ words after the reader's prompt,
 //   one at a time. Each drafted word shows q(x), the draft's top candidates at that position, and (as a preview
-//   of Verify) what the trigram target thinks of it, p(x). Handler steps.draft_ngram.
+//   of Verify) what the trigram target thinks of it, p(x). Handler draft.ngram.
 //
 //     <div class="sd-widget" data-widget="draft">
-//     <script type="application/json">{"handler": "steps.draft_ngram", "args": {"prompt": "...", "gamma": 4, "seed": 7},
+//     <script type="application/json">{"handler": "draft.ngram", "args": {"prompt": "...", "gamma": 4, "seed": 7},
 //       "prompts": ["...", "..."]}</script>
 //     </div>
 //
-// - "risk": why longer drafts are riskier: α^γ against the speedup of Thm 3.8 as γ grows. Handler theory.draft_risk.
+// - "risk": why longer drafts are riskier: α^γ against the speedup of Thm 3.8 as γ grows. Handler draft.risk.
 
 import { prob, promptView, roundPanel } from "./ngram-prompt.js";
+import { relation } from "./relation.js";
 
 function mountNgram(el, ctx) {
   const panel = roundPanel(ctx, { stepTitle: "Draft again with the next seed" });
@@ -26,11 +27,14 @@ function mountNgram(el, ctx) {
   );
   const metrics = ctx.metrics([
     { name: "draft-steps", label: "Sequential draft steps" },
-    { name: "accept-rate", label: "Mean β = Σ min(p, q) here" },
+    { name: "beta", label: "Mean β over the γ positions, β = Σ min(p, q)" },
     { name: "all-accepted-prob", label: "P(target keeps all γ) = Π min(1, p/q)" },
     { name: "alpha-to-gamma", label: "α^γ with α = mean β" },
   ]);
-  el.append(panel.controls, panel.buttons, status, text, chart, metrics);
+  const note = relation(
+    "β is one position's chance of passing; the per-token acceptance rate α is β's average over positions, here estimated by the mean β of these γ.",
+  );
+  el.append(panel.controls, panel.buttons, status, text, chart, metrics, note);
 
   const paint = (result, args) => {
     text.replaceChildren(promptView(result.prompt_words));
@@ -49,7 +53,7 @@ function mountNgram(el, ctx) {
     text.append(drafted);
     ctx.render(chart, result.figure);
     ctx.setMetrics(result.metrics, {
-      "accept-rate": (v) => v.toFixed(3),
+      beta: (v) => v.toFixed(3),
       "all-accepted-prob": prob,
       "alpha-to-gamma": prob,
     });
@@ -61,7 +65,7 @@ function mountNgram(el, ctx) {
 
   if (ctx.initial) paint(ctx.initial, start);
   status.textContent = "This draft was computed when the site was built; Python is loading in the background.";
-  panel.connect("steps.draft_ngram", paint);
+  panel.connect("draft.ngram", paint);
 }
 
 function mountRisk(el, ctx) {
@@ -85,7 +89,7 @@ function mountRisk(el, ctx) {
     ctx.setMetrics(result.metrics, { speedup: (v) => `${v.toFixed(2)}×`, "all-accepted-prob": (v) => v.toFixed(3) });
   };
   if (ctx.initial) paint(ctx.initial);
-  const update = ctx.latest("theory.draft_risk", paint);
+  const update = ctx.latest("draft.risk", paint);
   const send = () => update({ alpha: alpha.value, cost: cost.value });
   alpha.input.addEventListener("input", send);
   cost.input.addEventListener("input", send);

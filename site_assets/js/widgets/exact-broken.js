@@ -1,7 +1,7 @@
 // Widget "exact-broken": the real round against deliberately broken ones. The reader picks an implementation;
 // Python returns its exact output distribution (in fractions, then as floats) and, on "Sample 10,000 rounds", a
-// seeded sample with its TV and chi-square p-value. The broken variants live in specdec_core/web.py as teaching-only
-// functions; the "exact" choice runs the real steps.
+// seeded sample with its TV and chi-square p-value. The broken variants live in specdec_core/web/exactness.py as
+// teaching-only functions; "exact" and "zero-draft" run the real steps.
 //
 //   <div class="sd-widget" data-widget="exact-broken">
 //   <script type="application/json">{"handler": "exactness.broken", "args": {"variant": "exact", "p": [...], "q": [...], "labels": [...]}}</script>
@@ -15,6 +15,9 @@ const NAMES = {
   "q-over-p": "Accept with q/p",
   unnormalized: "Residual not normalised",
   "draft-temperature": "Temperature on one side only",
+  "greedy-soft": "Greedy draft declared as soft q",
+  "zero-draft": "Draft probability 0, honest draft",
+  "zero-naive": "Draft probability 0, naive p/0",
 };
 
 const fixed = (digits) => (v) => Number(v).toFixed(digits);
@@ -57,7 +60,8 @@ SDLab.register("exact-broken", {
 
     const paint = (result) => {
       const m = result.metrics;
-      description.textContent = result.description;
+      const law = (row) => row.map((x, i) => `${result.labels[i]} ${x}`).join(", ");
+      description.textContent = `${result.description} Exact output law: ${law(result.law)}; target p: ${law(result.target)}.`;
       ctx.render(chart, result.figure);
       if (m.samples) {
         ctx.setMetrics(m, {

@@ -7,7 +7,7 @@
 //   </div>
 
 const PRESETS = [
-  ["Paper's example", [8, 7, 5], [1, 1, 3]],
+  ["Our worked example", [8, 7, 5], [1, 1, 3]],
   ["Disjoint supports", [1, 1, 0], [0, 0, 1]],
   ["p = q", [3, 2, 1], [3, 2, 1]],
   ["One-hot draft", [5, 3, 2], [0, 1, 0]],
@@ -88,7 +88,7 @@ SDLab.register("exact-check", {
     const metrics = ctx.metrics([
       { name: "exact", label: "Every cell equal to the target?" },
       { name: "cells-checked", label: "Exact comparisons made" },
-      { name: "accept-rate", label: "Accept rate β" },
+      { name: "beta", label: "β = Σ min(p, q), exactly" },
     ]);
     const one = table("One position: the two routes to each token, in exact fractions", [
       "token",
@@ -128,7 +128,7 @@ SDLab.register("exact-check", {
       const m = result.metrics;
       ctx.setMetrics(m, {
         exact: (v) => (v ? "yes ✓" : "no ✗"),
-        "accept-rate": () => `${result.beta} ≈ ${Number(m["accept-rate"]).toFixed(3)}`,
+        beta: () => `${result.beta} ≈ ${Number(m.beta).toFixed(3)}`,
       });
       verdict.textContent = m.exact
         ? `All ${m["cells-checked"]} probabilities equal the target's exactly, as fractions (β = ${result.beta}).`

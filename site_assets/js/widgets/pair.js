@@ -3,7 +3,7 @@
 // The smallest complete widget: build-time figure first, then live calls through the worker.
 //
 //   <div class="sd-widget" data-widget="pair">
-//   <script type="application/json">{"handler": "distributions.pair", "args": {"p": [...], "q": [...]}}</script>
+//   <script type="application/json">{"handler": "verify.pair", "args": {"p": [...], "q": [...]}}</script>
 //   </div>
 
 SDLab.register("pair", {
@@ -20,7 +20,7 @@ SDLab.register("pair", {
     });
     const chart = ctx.chart("Bar chart of the target p, the draft q, min(p, q) and the residual, per token");
     const metrics = ctx.metrics([
-      { name: "accept-rate", label: "Accept rate β = Σ min(p, q)" },
+      { name: "beta", label: "β = Σ min(p, q): P(a draft token is accepted)" },
       { name: "reject-rate", label: "Rejection probability 1 − β" },
       { name: "tv-distance", label: "Total variation TV(p, q)" },
     ]);

@@ -3,17 +3,18 @@
 // - "round" (default): one real round of the n-gram pair. The draft proposes γ words (the same words as the Draft
 //   page for the same prompt and seed), ONE target pass scores all γ + 1 prefixes, and steps.speculative_round
 //   checks each word left to right: accepted when its uniform u falls below min(1, p/q). The chart places each u
-//   against its threshold; a table lists the numbers. Handler steps.verify_ngram.
+//   against its threshold; a table lists the numbers. Handler verify.ngram.
 //
 //     <div class="sd-widget" data-widget="verify">
-//     <script type="application/json">{"handler": "steps.verify_ngram", "args": {"prompt": "...", "gamma": 4, "seed": 7},
+//     <script type="application/json">{"handler": "verify.ngram", "args": {"prompt": "...", "gamma": 4, "seed": 7},
 //       "prompts": ["...", "..."]}</script>
 //     </div>
 //
-// - "rates": what a serving log reports (accepted / drafted) against the per-token α and α^γ. Handler
-//   theory.acceptance_rates.
+// - "rates": what a serving log reports, the draft acceptance rate (accepted / drafted), against the per-token
+//   acceptance rate α and α^γ. Handler verify.rates.
 
 import { prob, promptView, roundPanel } from "./ngram-prompt.js";
+import { relation } from "./relation.js";
 
 const VERDICT = { accepted: "accepted", rejected: "rejected", discarded: "discarded (never checked)" };
 
@@ -105,21 +106,24 @@ function mountRound(el, ctx) {
     { name: "accepted", label: "Drafts accepted" },
     { name: "tokens-emitted", label: "Tokens from this target pass" },
     { name: "all-accepted-prob", label: "P(all γ accepted) = Π min(1, p/q)" },
-    { name: "accept-rate", label: "Mean β = Σ min(p, q) here" },
+    { name: "beta", label: "Mean β over the γ positions, β = Σ min(p, q)" },
   ]);
   const details = document.createElement("div");
-  el.append(panel.controls, panel.buttons, status, text, chart, metrics, details);
+  const note = relation(
+    "β is one position's chance of passing; the per-token acceptance rate α is its average over positions. A round's tokens per target pass is the accepted drafts plus one.",
+  );
+  el.append(panel.controls, panel.buttons, status, text, chart, metrics, note, details);
 
   const paint = (result) => {
     text.replaceChildren(promptView(result.prompt_words), tokenStream(result));
     ctx.render(chart, result.figure);
-    ctx.setMetrics(result.metrics, { "all-accepted-prob": prob, "accept-rate": (v) => v.toFixed(3) });
+    ctx.setMetrics(result.metrics, { "all-accepted-prob": prob, beta: (v) => v.toFixed(3) });
     details.replaceChildren(table(result));
     status.textContent = summary(result);
   };
   if (ctx.initial) paint(ctx.initial);
 
-  panel.connect("steps.verify_ngram", paint);
+  panel.connect("verify.ngram", paint);
 }
 
 function mountRates(el, ctx) {
@@ -133,19 +137,22 @@ function mountRates(el, ctx) {
     "Three curves against the per-token acceptance rate α: α itself, the draft acceptance rate accepted over drafted at the chosen γ, and the chance that all γ drafts are accepted, α to the power γ; dots mark the chosen α",
   );
   const metrics = ctx.metrics([
-    { name: "alpha", label: "Per-token α" },
-    { name: "draft-accept-rate", label: "Accepted / drafted" },
+    { name: "alpha", label: "Per-token acceptance rate α" },
+    { name: "accept-rate", label: "Draft acceptance rate: accepted ÷ drafted" },
     { name: "all-accepted-prob", label: "P(all γ accepted) = α^γ" },
     { name: "tokens-per-pass", label: "Tokens per target pass" },
   ]);
-  el.append(controls, chart, metrics);
+  const note = relation(
+    "All three follow from α and γ: accepted ÷ drafted = α(1 − α^γ) / (γ(1 − α)), below α because drafts after a rejection count as drafted but are never checked, and tokens per target pass = (1 − α^(γ+1)) / (1 − α).",
+  );
+  el.append(controls, chart, metrics, note);
   const three = (v) => v.toFixed(3);
   const paint = (result) => {
     ctx.render(chart, result.figure);
-    ctx.setMetrics(result.metrics, { alpha: (v) => v.toFixed(2), "draft-accept-rate": three, "all-accepted-prob": three, "tokens-per-pass": three });
+    ctx.setMetrics(result.metrics, { alpha: (v) => v.toFixed(2), "accept-rate": three, "all-accepted-prob": three, "tokens-per-pass": three });
   };
   if (ctx.initial) paint(ctx.initial);
-  const update = ctx.latest("theory.acceptance_rates", paint);
+  const update = ctx.latest("verify.rates", paint);
   const send = () => update({ alpha: alpha.value, gamma: gamma.value });
   alpha.input.addEventListener("input", send);
   gamma.input.addEventListener("input", send);

@@ -1,0 +1,101 @@
+"""The Bonus page (docs/bonus.md): how often a round ends with a bonus token, and tokens per target pass.
+
+``bonus.simulate`` plays rounds of ``models.agreement_pair`` (beta = alpha at every position, exactly) through the
+engine and sets them beside the capped geometric law of accepted drafts and tokens per target pass
+(1 - alpha^(gamma+1)) / (1 - alpha), Leviathan et al. (2023, Section 3.1 and Eq. 1).
+
+Non-goals: real text (the Draft and Verify pages); choosing gamma (``web/tuning.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from .. import models, theory
+from . import handler
+from .args import check_int, check_number, check_seed
+from .correct import play_rounds
+from .draft import MAX_PAGE_GAMMA
+from .plot import Figure, bar, figure, layout, line, rounded, with_pattern
+
+#: Most rounds one call may play (about half a second in Pyodide).
+MAX_ROUNDS = 20_000
+
+
+# --8<-- [start:bonus_simulate]
+@handler("bonus.simulate", example={"alpha": 0.8, "gamma": 4, "rounds": 500, "seed": 0})
+def simulate(alpha: float = 0.8, gamma: int = 4, rounds: int = 3000, seed: int = 0) -> dict[str, Any]:
+    """Theory against ``rounds`` real rounds: accepted counts, the bonus share, tokens per pass and alpha.
+
+    The measured ``alpha`` is accepted / (accepted + rejected): only drafts the verifier checked count (drafts
+    after a rejection are discarded unchecked), so it estimates the per-token acceptance rate alpha, not the draft
+    acceptance rate accepted / drafted.
+    """
+    a, g = check_number(alpha, "alpha", 0, 1), check_int(gamma, "gamma", 1, MAX_PAGE_GAMMA)
+    n = check_int(rounds, "rounds", 1, MAX_ROUNDS)
+    runs = play_rounds(models.agreement_pair(a), g, n, random.Random(check_seed(seed)))
+    counts = [0] * (g + 1)  # rounds by accepted drafts, 0..gamma; the last ones ended with a bonus
+    for round_ in runs:
+        counts[round_.accepted] += 1
+    law = theory.accepted_count_distribution(a, g)
+    mean = sum((k + 1) * c for k, c in enumerate(counts)) / n
+    expected = theory.expected_tokens(a, g)
+    # Standard error of the simulated mean, from the law's variance of (accepted + 1).
+    var = sum(pk * (k + 1 - expected) ** 2 for k, pk in enumerate(law))
+    accepted = sum(k * c for k, c in enumerate(counts))
+    checked = accepted + n - counts[g]  # every round without a bonus checked exactly one rejected draft
+    return {
+        "figures": {
+            "counts": _counts_figure(g, rounded(law), [c / n for c in counts]),
+            "curve": _curve_figure(a, g, rounded([theory.expected_tokens(a, k) for k in range(1, 9)]), mean),
+        },
+        "metrics": {
+            "tokens-per-pass": mean,
+            "tokens-per-pass-theory": round(expected, 12),
+            "tokens-per-pass-se": round(math.sqrt(var / n), 12),
+            "bonus-share": counts[g] / n,
+            "bonus-share-theory": round(law[g], 12),
+            "alpha": accepted / checked if checked else 1.0,
+            "alpha-theory": a,
+            "rounds": n,
+        },
+        "counts": counts,
+    }
+
+
+# --8<-- [end:bonus_simulate]
+
+
+def _counts_figure(gamma: int, law: list[float], simulated: list[float]) -> Figure:
+    """Accepted drafts per round: the capped geometric law, its last bar the rounds that end with a bonus."""
+    names = [str(k) for k in range(gamma + 1)]
+    hover = "P(%{x} accepted) = %{y:.4f}<extra></extra>"
+    ended = bar(names[:-1], law[:-1], name="theory: ends with a correction", role="correction", hover=hover)
+    full = bar(names[-1:], law[-1:], name="theory: all accepted, ends with a bonus", role="bonus", hover=hover)
+    dots = {"symbol": "diamond", "size": 11}
+    hover = "simulated: %{y:.4f}<extra></extra>"
+    sim = line(names, simulated, name="simulated rounds", role="target", mode="markers", marker=dots, hover=hover)
+    fig = figure(
+        [ended, with_pattern(full, "+"), sim],
+        layout(x_title="drafts accepted in the round", y_title="share of rounds", y_range=[0, 1], barmode="overlay"),
+    )
+    fig["layout"]["xaxis"]["type"] = "category"
+    return fig
+
+
+def _curve_figure(alpha: float, gamma: int, expected: list[float], simulated: float) -> Figure:
+    """Expected tokens per target pass against gamma at this alpha, under the ceiling gamma + 1."""
+    gammas = list(range(1, len(expected) + 1))
+    ring = {"size": 14, "symbol": "circle-open", "line": {"width": 3}}
+    data = [
+        line(gammas, [g + 1 for g in gammas], name="ceiling &#947; + 1", role="discarded", dash="dot"),
+        line(gammas, expected, name=f"expected at &#945; = {alpha:.2f}", role="target", mode="lines+markers"),
+        line([gamma], [expected[gamma - 1]], name=f"&#947; = {gamma}", role="bonus", mode="markers", marker=ring),
+        line([gamma], [simulated], name="simulated", role="accepted", mode="markers", marker={"symbol": "diamond"}),
+    ]
+    data[-1]["marker"]["size"] = 10
+    fig = figure(data, layout(x_title="speculation length &#947;", y_title="tokens per target pass", y_range=[0, 9.5]))
+    fig["layout"]["xaxis"]["dtick"] = 1
+    return fig

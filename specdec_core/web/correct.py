@@ -1,0 +1,173 @@
+"""The Correct page (docs/correct.md): where the correction comes from, and the real round sampled.
+
+``correct.split`` shows one position for a preset pair whose draft the reader bends (temperature, shift, blend):
+p, q, min(p, q), the residual, and the identity min(p, q)(x) + (1 - beta) residual(x) = p(x) stacked per token.
+``correct.sample`` runs one-token rounds through the engine and compares the emitted tokens with p
+(``stats.goodness_of_fit``). ``sample_rounds`` is shared with the Why-it-is-exact page, so its "exact" choice draws
+the very same stream.
+
+Non-goals: the proof (``theory.exact_output_distribution`` and docs/exactness.md); the correct step itself lives
+in ``steps.py``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from .. import engine, models, policies, stats, steps
+from ..distributions import acceptance_rate, apply_temperature, normalize, residual, total_variation
+from . import handler
+from .args import check_choice, check_int, check_number, check_seed
+from .plot import Figure, bar, figure, layout, line, pair_figure, rounded, with_pattern
+from .verify import check_pair
+
+#: Named (labels, p, q) starting points of the widget; our worked example first.
+PRESETS: dict[str, tuple[list[str], list[float], list[float]]] = {
+    "worked": (["cat", "dog", "fox"], [0.4, 0.35, 0.25], [0.2, 0.2, 0.6]),
+    "disjoint": (["cat", "dog", "fox", "owl", "bee"], [0.5, 0.3, 0.2, 0.0, 0.0], [0.0, 0.0, 0.0, 0.6, 0.4]),
+    "equal": (["cat", "dog", "fox", "owl", "bee"], [0.35, 0.25, 0.2, 0.12, 0.08], [0.35, 0.25, 0.2, 0.12, 0.08]),
+    "one-hot": (["cat", "dog", "fox", "owl", "bee"], [0.35, 0.25, 0.2, 0.12, 0.08], [1.0, 0.0, 0.0, 0.0, 0.0]),
+}
+
+#: Largest Monte Carlo a single call may run: the browser stays responsive (about a second in Pyodide).
+MAX_SAMPLES = 20_000
+
+_Y = "%{y:.4f}<extra></extra>"
+_CORRECTION = "correction: (1 &#8722; &#946;) · residual(x)"
+
+
+def _shaped_draft(p: list[float], q: list[float], temperature: float, shift: int, blend: float) -> list[float]:
+    """The widget's draft: q sharpened or flattened, rotated by ``shift`` tokens, blended toward p."""
+    sharp = apply_temperature(q, temperature)
+    k = shift % len(sharp)
+    rotated = sharp[-k:] + sharp[:-k] if k else sharp
+    return normalize([(1.0 - blend) * qi + blend * pi for qi, pi in zip(rotated, p, strict=True)], "q")
+
+
+@handler("correct.split", example={"preset": "worked", "temperature": 1.0, "shift": 0, "blend": 0.0})
+def split(
+    preset: str = "worked",
+    temperature: float = 1.0,  # draft sharpness: < 1 sharpens q, > 1 flattens it
+    shift: int = 0,  # rotate q by this many tokens (its favourite moves)
+    blend: float = 0.0,  # 0 keeps the draft; 1 moves it onto the target
+) -> dict[str, Any]:
+    """One position: p, q, min(p, q), the residual, and the identity min(p, q) + (1 - beta) residual = p per token.
+
+    Our worked example (p = [.4, .35, .25], q = [.2, .2, .6]) gives beta = .65 and residual [4/7, 3/7, 0].
+    """
+    labels, p, base_q = PRESETS[check_choice(preset, "preset", list(PRESETS))]
+    t = check_number(temperature, "temperature", 0.25, 4.0)
+    q = _shaped_draft(p, base_q, t, check_int(shift, "shift", -8, 8), check_number(blend, "blend", 0, 1))
+    beta = acceptance_rate(p, q)
+    overlap = [min(pi, qi) for pi, qi in zip(p, q, strict=True)]
+    fallback = residual(p, q)
+    corrected = [(1.0 - beta) * r for r in fallback]
+    # The picture's claim, checked in floats: the two parts of each stack add up to p(x).
+    gap = max(abs(a + b - pi) for a, b, pi in zip(overlap, corrected, p, strict=True))
+    return {
+        "figures": {
+            "dists": pair_figure(labels, p, rounded(q), rounded(overlap), rounded(fallback)),
+            "proof": _split_figure(labels, p, rounded(overlap), rounded(corrected)),
+        },
+        "metrics": {
+            "beta": round(beta, 12),
+            "reject-rate": round(1.0 - beta, 12),
+            "draft-tv": round(total_variation(p, q), 12),
+            "identity-gap": round(gap, 15),
+        },
+        "labels": labels,
+        "p": p,
+        "q": rounded(q),
+        "residual": rounded(fallback),
+    }
+
+
+def play_rounds(pair: models.Pair, gamma: int, n: int, rng: random.Random) -> list[steps.Round]:
+    """``n`` rounds from the same start, each drafting ``gamma`` tokens: one engine run of one round apiece.
+
+    ``advance(1)`` runs whole rounds until a token is out, so exactly one; a budget of gamma + 1 tokens leaves the
+    draft uncapped. Shared by the Bonus and Why-it-is-exact pages, which need rounds, not a text.
+    """
+    policy, rounds = policies.FixedPolicy(gamma), []
+    for _ in range(n):
+        run = engine.SpeculativeRun(pair, policy, max_tokens=gamma + 1, rng=rng)
+        run.advance(1)
+        rounds += run.trace.rounds
+    return rounds
+
+
+# --8<-- [start:correct_sample]
+def sample_rounds(p: list[float], q: list[float], labels: list[str], n: int, rng: random.Random) -> list[steps.Round]:
+    """``n`` one-token rounds at one position: the draft proposes a token from q, the target checks it with p."""
+    # The same rows at every position: each round's first emitted token (accepted draft or correction) is a
+    # draw at this one position.
+    return play_rounds(models.Pair(models.FixedModel(p), models.FixedModel(q), labels), 1, n, rng)
+
+
+@handler("correct.sample", example={"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6], "n": 2000, "seed": 1})
+def sample(
+    p: list[float],  # [vocab] target at this position
+    q: list[float],  # [vocab] draft at this position
+    n: int = 10_000,
+    seed: int = 0,
+    labels: list[str] | None = None,
+) -> dict[str, Any]:
+    """Run ``n`` real one-token rounds and compare the emitted tokens with p."""
+    p_row, q_row, names = check_pair(p, q, labels)
+    runs = sample_rounds(p_row, q_row, names, check_int(n, "n", 1, MAX_SAMPLES), random.Random(check_seed(seed)))
+    counts = [0] * len(p_row)
+    for round_ in runs:
+        counts[round_.tokens[0]] += 1
+    fit = stats.goodness_of_fit(counts, p_row)
+    return {
+        "figure": _sample_figure(names, p_row, counts, q_row),
+        "metrics": {
+            **{name: value for name, value in fit.items() if value is not None},
+            "samples": len(runs),
+            "correction-share": sum(r.ended_with == "correction" for r in runs) / len(runs),
+            "correction-share-theory": round(1.0 - acceptance_rate(p_row, q_row), 12),
+        },
+        "counts": counts,
+    }
+
+
+# --8<-- [end:correct_sample]
+
+
+# Figures --------------------------------------------------------------------------------------------------------
+
+
+def _split_figure(labels: list[str], p: list[float], overlap: list[float], corrected: list[float]) -> Figure:
+    """The proof in one picture: per token, accepted mass min(p, q) stacked on correction mass reaches p(x)."""
+    mark = {"symbol": "line-ew-open", "size": 34, "line": {"width": 3}}
+    return figure(
+        [
+            bar(
+                labels,
+                overlap,
+                name="accepted draft: min(p, q)(x)",
+                role="overlap",
+                hover=f"via an accepted draft: {_Y}",
+            ),
+            bar(labels, corrected, name=_CORRECTION, role="residual", hover=f"via a correction: {_Y}"),
+            line(labels, p, name="target p(x)", role="target", mode="markers", marker=mark, hover=f"p(%{{x}}) = {_Y}"),
+        ],
+        layout(x_title="token", y_title="P(emit token)", y_range=[0, 1], barmode="stack"),
+    )
+
+
+def _sample_figure(labels: list[str], p: list[float], counts: Sequence[int], q: list[float]) -> Figure:
+    """Target p (with a band of two standard errors at this sample size) against the emitted frequencies."""
+    n = max(sum(counts), 1)
+    target = bar(labels, p, name="target p", role="target", hover=f"p(%{{x}}) = {_Y}")
+    # Where an exact sampler's frequency lands about 95% of the time: p +- 2 sqrt(p (1 - p) / n).
+    target["error_y"] = {"type": "data", "array": [round(2.0 * (x * (1.0 - x) / n) ** 0.5, 12) for x in p]}
+    shares = [c / n for c in counts]
+    emitted = bar(labels, shares, name=f"emitted, {n:,} rounds", role="accepted", hover=f"emitted %{{x}}: {_Y}")
+    draft = bar(labels, q, name="draft q", role="draft", hover=f"q(%{{x}}) = {_Y}")
+    return figure(
+        [target, with_pattern(emitted, "."), draft],
+        layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"),
+    )

@@ -1,0 +1,252 @@
+"""The Draft page (docs/draft.md): Step 1 on real text, and why longer drafts are riskier.
+
+``draft.ngram`` lets the bigram draft of the n-gram pair propose gamma words after the reader's prompt, with q and
+(as a preview of Verify) the target's p for each; ``draft.risk`` sets alpha^gamma against the speedup of Leviathan
+et al. (2023, Theorem 3.8). ``draft_ngram`` is also the first half of the Verify page's round, so both pages draft
+the same words for the same prompt and seed.
+
+Non-goals: verification (``web/verify.py``) and the models themselves (``models.py``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from .. import models, steps, theory
+from ..distributions import acceptance_rate
+from . import handler
+from .args import check_int, check_number, check_seed, check_text
+from .plot import ALPHA, COLORS, GAMMA, Figure, PlotTrace, bar, figure, layout, line
+
+#: Longest prompt the pages accept, in characters (a text box, not a document).
+MAX_PROMPT = 400
+#: Speculation lengths the Draft and Verify pages offer; the steps themselves allow up to 64.
+MAX_PAGE_GAMMA = 8
+#: The n-gram examples: the Verify page's handler takes the same arguments.
+NGRAM_EXAMPLE = {"prompt": "It is a truth universally acknowledged", "gamma": 4, "temperature": 1.0, "seed": 7}
+_TIMES = "\N{MULTIPLICATION SIGN}"
+
+
+@lru_cache(maxsize=8)
+def _ngram(temperature: float, top_k: int, top_p: float) -> models.Pair:
+    # One pair per sampling setting, kept: the models' row caches then serve the next Step on the same prompt.
+    return models.ngram_pair(temperature=temperature, top_k=top_k, top_p=top_p)
+
+
+def prompt_words(pair: models.Pair, prompt: str) -> list[dict[str, Any]]:
+    """The prompt as the models read it, piece by piece, each marked known or not.
+
+    The one place that knows the n-gram pair reads words and maps those outside its 1,000-word vocabulary to
+    ``<unk>``: a tokenizer that encodes every string would mark every piece known.
+    """
+    vocab = set(pair.vocab)
+    return [{"word": w, "known": w in vocab} for w in models.tokenize(prompt)]
+
+
+def top_tokens(row: Sequence[float], n: int) -> list[int]:
+    """Token ids of the ``n`` largest entries, most likely first (lowest id on ties, as ``heapq.nlargest`` keeps)."""
+    return heapq.nlargest(n, range(len(row)), key=row.__getitem__)
+
+
+# --8<-- [start:draft_ngram]
+def draft_ngram(
+    prompt: object, gamma: object, temperature: object, top_k: object, top_p: object, seed: object
+) -> tuple[models.Pair, list[int], list[int], list[list[float]], random.Random]:
+    """Encode the prompt and run Step 1 on the bigram draft; the rng carries on into Verify."""
+    text = check_text(prompt, "prompt", MAX_PROMPT)
+    g = check_int(gamma, "gamma", 1, MAX_PAGE_GAMMA)
+    shaping = (check_number(temperature, "temperature", 0, 2), check_int(top_k, "top_k", 0, 1000))
+    pair = _ngram(*shaping, check_number(top_p, "top_p", 0, 1))
+    context = pair.encode(text)  # [n] token ids
+    rng = random.Random(check_seed(seed))
+    tokens, q_rows = steps.draft(pair.draft.probs, context, g, rng)  # [gamma], [gamma][V]
+    return pair, context, tokens, q_rows, rng
+
+
+# --8<-- [end:draft_ngram]
+
+
+@handler("draft.ngram", example=NGRAM_EXAMPLE)
+def ngram(
+    prompt: str = "",
+    gamma: int = 4,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    seed: int = 0,
+    alternatives: int = 5,  # the draft's top candidates shown per position
+) -> dict[str, Any]:
+    """Step 1 on real text: gamma drafted words, each with q(x), the draft's top candidates and the target's p(x).
+
+    p is computed only as a preview of Verify: drafting never looks at the target. ``beta`` is the mean over the
+    drafted positions of beta_i = sum_x min(p_i(x), q_i(x)), the chance that a word drafted there is accepted.
+    """
+    n_alt = check_int(alternatives, "alternatives", 1, 10)
+    pair, context, tokens, q_rows, _ = draft_ngram(prompt, gamma, temperature, top_k, top_p, seed)
+    positions: list[dict[str, Any]] = []
+    for i, (token, q_row) in enumerate(zip(tokens, q_rows, strict=True)):
+        p_row = pair.target.probs(context + tokens[:i])  # [V]
+        ids = top_tokens(q_row, n_alt)
+        ids += [] if token in ids else [token]  # a draw from q's tail is shown beside the favourites
+        positions.append(
+            {
+                "index": i,
+                "token": token,
+                "word": pair.vocab[token],
+                "q": q_row[token],
+                "p": p_row[token],
+                "accept": min(1.0, p_row[token] / q_row[token]),
+                "beta": round(acceptance_rate(p_row, q_row), 12),
+                "alternatives": [{"word": pair.vocab[t], "q": q_row[t], "p": p_row[t]} for t in ids],
+            }
+        )
+    beta = math.fsum(pos["beta"] for pos in positions) / len(positions)
+    return {
+        "figure": _positions_figure(positions),
+        "metrics": {
+            "draft-steps": len(tokens),
+            "beta": round(beta, 12),
+            "all-accepted-prob": round(math.prod(pos["accept"] for pos in positions), 12),
+            "alpha-to-gamma": round(beta ** len(tokens), 12),
+        },
+        "prompt_words": prompt_words(pair, str(prompt)),
+        "context_text": pair.decode(context[-24:]),
+        "draft_text": pair.decode(tokens),
+        "positions": positions,
+    }
+
+
+@handler("draft.risk", example={"alpha": 0.8, "cost": 0.05})
+def risk(alpha: float = 0.8, cost: float = 0.05) -> dict[str, Any]:
+    """Why longer drafts are riskier: P(all gamma accepted) = alpha^gamma, against the speedup of Thm 3.8."""
+    a, c = check_number(alpha, "alpha", 0, 1), check_number(cost, "cost", 0, 1)
+    gammas = list(range(1, MAX_PAGE_GAMMA + 1))
+    survive = [round(a**g, 12) for g in gammas]
+    speed = [round(theory.speedup(a, g, c), 12) for g in gammas]
+    best = theory.optimal_gamma(a, c, max_gamma=MAX_PAGE_GAMMA)
+    return {
+        "figure": _risk_figure(gammas, survive, speed, best),
+        "metrics": {
+            "optimal-gamma": best,
+            "speedup": round(theory.speedup(a, best, c), 12),
+            "all-accepted-prob": survive[best - 1] if best else 1.0,
+        },
+    }
+
+
+# Figures --------------------------------------------------------------------------------------------------------
+
+
+def _grid(count: int, columns: int, h_gap: float, v_gap: float) -> list[tuple[list[float], list[float]]]:
+    """Paper-coordinate (x, y) domains for ``count`` subplots, filled row by row from the top."""
+    rows = -(-count // columns)
+    width = (1.0 - h_gap * (columns - 1)) / columns
+    height = (1.0 - v_gap * (rows - 1)) / rows
+    out: list[tuple[list[float], list[float]]] = []
+    for i in range(count):
+        r, c = divmod(i, columns)
+        x0, y1 = c * (width + h_gap), 1.0 - r * (height + v_gap)
+        out.append(([round(x0, 6), round(x0 + width, 6)], [round(y1 - height, 6), round(y1, 6)]))
+    return out
+
+
+def _prob_text(x: float) -> str:
+    """Three decimals, or a short exponent for a tiny probability (a rare word's q can be 1e-5)."""
+    return f"{x:.3f}" if x >= 0.001 or x == 0.0 else f"{x:.1e}"
+
+
+def _panel(
+    i: int, pos: dict[str, Any], domain: tuple[list[float], list[float]]
+) -> tuple[list[PlotTrace], dict[str, Any]]:
+    """Draft position ``i``'s traces, and its axes and title as layout entries."""
+    suffix = "" if i == 0 else str(i + 1)
+    xa, ya = f"x{suffix}", f"y{suffix}"
+    alts = list(reversed(pos["alternatives"]))  # horizontal bars list categories bottom-up: favourite on top
+    words = [a["word"] for a in alts]
+    hover_q = "q(%{y}) = %{x:.4f}<extra></extra>"
+    drafted = bar(
+        words, [a["q"] if a["word"] == pos["word"] else 0.0 for a in alts], name="drafted word: q(x)", role="draft"
+    )
+    rest = bar(words, [0.0 if a["word"] == pos["word"] else a["q"] for a in alts], name="other candidates: q")
+    rest["marker"] = {"color": COLORS["discarded"], "opacity": 0.6}
+    traces = []
+    for trace, group in ((drafted, "drafted"), (rest, "others")):
+        trace.update(x=trace["y"], y=words, orientation="h", hovertemplate=hover_q, legendgroup=group)
+        traces.append(trace)
+    target = line([a["p"] for a in alts], [], name="target p (checked in Verify)", role="target", mode="markers")
+    target["marker"].update(symbol="diamond", size=9)
+    target.update(y=words, legendgroup="target", hovertemplate="p(%{y}) = %{x:.4f}<extra></extra>")
+    traces.append(target)
+    for trace in traces:
+        trace.update(xaxis=xa, yaxis=ya, showlegend=i == 0)
+    x_dom, y_dom = domain
+    # Each panel on its own scale: a drafted word's q is often a few percent, invisible on a 0..1 axis.
+    top = max((a[key] for a in alts for key in ("q", "p")), default=1.0)
+    title = f"<b>{i + 1}. {pos['word']}</b>   q = {_prob_text(pos['q'])}, p = {_prob_text(pos['p'])}"
+    entries = {
+        f"xaxis{suffix}": {
+            "domain": x_dom,
+            "anchor": ya,
+            "range": [0, min(1.0, top * 1.15) or 1.0],
+            "fixedrange": True,
+            "nticks": 5,
+        },
+        f"yaxis{suffix}": {"domain": y_dom, "anchor": xa, "fixedrange": True, "automargin": True},
+        "annotation": {"text": title, "xref": "paper", "yref": "paper", "x": x_dom[0], "y": y_dom[1]},
+    }
+    entries["annotation"].update(xanchor="left", yanchor="bottom", showarrow=False)
+    return traces, entries
+
+
+def _positions_figure(positions: Sequence[dict[str, Any]]) -> Figure:
+    """One small panel per draft position: the draft's top candidates by q, the drafted word highlighted, and
+    the target's p for the same words as markers (what Verify will compare them with)."""
+    count = max(len(positions), 1)
+    columns = 1 if count == 1 else 2
+    rows = -(-count // columns)
+    panel, gap = 150, 56  # pixels: a panel's height and the space for the next panel's title
+    plot_height = rows * panel + (rows - 1) * gap
+    domains = _grid(count, columns, h_gap=0.16, v_gap=gap / plot_height)
+    lay = layout(height=plot_height + 110, barmode="overlay")
+    lay.update(margin={"l": 72, "r": 16, "t": 80, "b": 30}, showlegend=True, annotations=[])
+    # Above the first row's panel titles, not on top of them.
+    lay["legend"].update(y=1.0 + 34 / plot_height)
+    data: list[PlotTrace] = []
+    for i, pos in enumerate(positions):
+        traces, entries = _panel(i, pos, domains[i])
+        data += traces
+        lay["annotations"].append(entries.pop("annotation"))
+        lay.update(entries)
+    return figure(data, lay)
+
+
+def _risk_figure(gammas: list[int], all_accepted: list[float], speedups: list[float], best: int) -> Figure:
+    """Longer drafts: the whole draft survives less often (bars) while speedup rises, peaks and falls (line)."""
+    bars = bar(
+        gammas,
+        all_accepted,
+        name=f"P(all {GAMMA} accepted) = {ALPHA}^{GAMMA}",
+        role="accepted",
+        hover=f"{GAMMA} = %{{x}}: P(all accepted) = %{{y:.3f}}<extra></extra>",
+    )
+    hover = f"{GAMMA} = %{{x}}: speedup %{{y:.2f}}{_TIMES}<extra></extra>"
+    data = [bars, line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover)]
+    if best in gammas:
+        star = {"symbol": "star", "size": 16}
+        name, hover = f"best {GAMMA} = {best}", f"best {GAMMA} = %{{x}}: %{{y:.2f}}{_TIMES}<extra></extra>"
+        data.append(
+            line([best], [speedups[best - 1]], name=name, role="draft", mode="markers", marker=star, hover=hover)
+        )
+    for trace in data[1:]:
+        trace["yaxis"] = "y2"
+    lay = layout(x_title=f"speculation length {GAMMA}", y_title="probability", y_range=[0, 1.02], height=340)
+    lay["xaxis"]["dtick"] = 1
+    lay["yaxis2"] = {"title": {"text": f"speedup {_TIMES}"}, "tickformat": ".1f", "overlaying": "y", "side": "right"}
+    lay["yaxis2"].update(fixedrange=True, rangemode="tozero", showgrid=False)
+    lay["margin"]["r"] = 56
+    return figure(data, lay)

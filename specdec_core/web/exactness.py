@@ -1,0 +1,279 @@
+"""The Why-it-is-exact page (docs/exactness.md): exactness checked in fractions, and broken rounds caught.
+
+``exactness.check`` enumerates with ``fractions.Fraction`` the emitted token's law at one position, route by route,
+and the law of the first two emitted tokens across rounds of a small context-dependent pair, against the target.
+``exactness.broken`` gives the exact output law of the real round, or of a round broken on purpose, and with
+``n > 0`` a seeded sample of it: the real round through the engine, a broken one through the teaching-only
+functions below.
+
+Non-goals: the proof itself (docs/exactness.md, ``theory.exact_output_distribution``). The broken variants exist
+so the page can show the statistics catching them; nothing outside this module may call them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from .. import stats, theory
+from ..distributions import sample
+from . import handler
+from .args import check_choice, check_int, check_labels, check_list, check_seed
+from .correct import MAX_SAMPLES, sample_rounds
+from .plot import Figure, bar, figure, layout, rounded, with_pattern
+from .verify import check_pair
+
+_ZERO, _ONE = Fraction(0), Fraction(1)
+
+
+def _weights(values: object, name: str) -> list[Fraction]:
+    """Small integer weights -> an exact distribution (the widget's number inputs)."""
+    ints = [check_int(v, f"{name}[{i}]", 0, 99) for i, v in enumerate(check_list(values, name, 2, 4))]
+    if not any(ints):
+        raise ValueError(f"{name} must have at least one positive weight")
+    return [Fraction(v, sum(ints)) for v in ints]
+
+
+def _rolled(row: list[Fraction], k: int) -> list[Fraction]:
+    k %= len(row)
+    return row[-k:] + row[:-k] if k else list(row)
+
+
+def _position_rows(p: list[Fraction], q: list[Fraction], names: list[str]) -> tuple[list[dict[str, Any]], Fraction]:
+    """Per token: its two routes, min(p, q)(x) and (1 - beta) r(x), and the enumerated total against p; and beta."""
+    emitted = theory.exact_output_distribution(p, q)  # branch by branch, so the equality is checked, not assumed
+    beta = sum(map(min, p, q), _ZERO)
+    excess = [max(_ZERO, a - b) for a, b in zip(p, q, strict=True)]
+    shortfall = sum(excess, _ZERO)  # = 1 - beta
+    return [
+        {
+            "token": name,
+            "p": str(p[x]),
+            "q": str(q[x]),
+            "accepted": str(min(p[x], q[x])),
+            "correction": str((1 - beta) * excess[x] / shortfall if shortfall else _ZERO),
+            "emitted": str(emitted[x]),
+            "equal": emitted[x] == p[x],
+        }
+        for x, name in enumerate(names)
+    ], beta
+
+
+def _prefix_rows(p: list[Fraction], q: list[Fraction], gamma: int, names: list[str]) -> list[dict[str, Any]]:
+    """The first two emitted tokens across rounds of a context-dependent pair, enumerated, against the target's.
+
+    After token t the target is p rotated by t + 1 places and the draft q rotated by t places, so every context has
+    its own beta and the second token depends on the first.
+    """
+
+    def target(context: tuple[int, ...]) -> list[Fraction]:
+        return _rolled(p, context[-1] + 1) if context else p
+
+    def draft(context: tuple[int, ...]) -> list[Fraction]:
+        return _rolled(q, context[-1]) if context else q
+
+    speculative = theory.exact_prefix_distribution(target, draft, gamma, 2)
+    reference = theory.target_prefix_distribution(target, 2)
+    rows: list[dict[str, Any]] = []
+    for prefix in sorted(set(speculative) | set(reference)):
+        got, want = speculative.get(prefix, _ZERO), reference.get(prefix, _ZERO)
+        rows.append({"prefix": " ".join(names[t] for t in prefix), "speculative": str(got), "target": str(want)})
+        rows[-1]["equal"] = got == want
+    return rows
+
+
+@handler("exactness.check", example={"p": [8, 7, 5], "q": [1, 1, 3], "gamma": 2})
+def check(p: list[int], q: list[int], gamma: int = 2, labels: list[str] | None = None) -> dict[str, Any]:
+    """Exact arithmetic: the emitted token's law, and a two-token prefix across rounds, against the target.
+
+    ``p`` and ``q`` are integer weights, normalised exactly; ``beta`` = sum_x min(p(x), q(x)).
+    """
+    p_exact, q_exact = _weights(p, "p"), _weights(q, "q")
+    if len(p_exact) != len(q_exact):
+        raise ValueError(f"p and q must have the same length (got {len(p_exact)} and {len(q_exact)})")
+    g = check_int(gamma, "gamma", 1, 4)
+    names = ["A", "B", "C", "D"][: len(p_exact)] if labels is None else check_labels(labels, "labels", len(p_exact))
+    position, beta = _position_rows(p_exact, q_exact, names)
+    prefix = _prefix_rows(p_exact, q_exact, g, names)
+    checks = [row["equal"] for row in position + prefix]
+    return {
+        "position": position,
+        "prefix": prefix,
+        "beta": str(beta),
+        "metrics": {"exact": 1 if all(checks) else 0, "cells-checked": len(checks), "beta": float(beta)},
+    }
+
+
+# Teaching only: broken rounds -----------------------------------------------------------------------------------
+# Each variant changes ONE thing about the real round, the way implementations have gone wrong. "exact" and
+# "zero-draft" are the real steps; every other variant is computed below and never in steps.py.
+
+#: variant -> what it does, as the page shows it.
+BROKEN_VARIANTS: dict[str, str] = {
+    "exact": "The real steps: accept with min(1, p/q), correct from normalize(max(0, p - q)).",
+    "unclipped": "Accept when u < p/q without the min(1, .). Harmless: a ratio above 1 accepts either way.",
+    "correct-from-p": "After a rejection, draw the correction from p instead of the residual.",
+    "q-over-p": "Accept with min(1, q/p), the ratio upside down.",
+    "unnormalized": "Draw the correction from max(0, p - q) without normalising it (inverse CDF on weights).",
+    "draft-temperature": "Draft at temperature 0.5, but verify against the draft's temperature-1 probabilities.",
+    "greedy-soft": "The draft proposes its most likely token every time but declares its softmax q as the "
+    "distribution it drew from, as transformers' assisted generation did until PR #33534 (issue #32867, "
+    "reported on version 4.44.0).",
+    "zero-draft": "An honest draft that gives probability 0 to a token the target wants: top-k cuts q's least "
+    "likely token, for drawing and declaring alike. The real steps stay exact: that token comes out only as a "
+    "correction, from the residual.",
+    "zero-naive": "The draft draws from all of q but declares q after top-k (its least likely token cut), so a "
+    "token with declared q(x) = 0 arrives. A naive verifier computes p/0 = infinity and accepts it; steps.verify "
+    "rejects such a token outright, as vLLM's rejection sampler does.",
+}
+_REAL = ("exact", "zero-draft")
+
+
+def _normalized(weights: Sequence[Fraction]) -> list[Fraction]:
+    total = sum(weights, _ZERO)
+    return [w / total for w in weights]
+
+
+def _cut_least_likely(q: list[Fraction]) -> list[Fraction]:
+    """q after top-k with k one below its support: the least likely proposed token (highest id on ties) gets 0."""
+    support = [i for i, x in enumerate(q) if x > 0]
+    if len(support) < 2:
+        return list(q)
+    cut = min(support, key=lambda i: (q[i], -i))
+    return _normalized([_ZERO if i == cut else x for i, x in enumerate(q)])
+
+
+# --8<-- [start:broken_variants]
+def _teaching_broken_parts(
+    variant: str, p: list[Fraction], q: list[Fraction]
+) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
+    """(the law drafts are drawn from, P(the test passes) per token before clipping at 1, the correction's law)."""
+    declared = _cut_least_likely(q) if variant == "zero-naive" else q  # the q the verifier is told
+    draw = q
+    if variant == "draft-temperature":
+        draw = _normalized([x * x for x in q])  # temperature 0.5 is q**2 renormalised
+    elif variant == "greedy-soft":
+        best = max(range(len(q)), key=lambda i: (q[i], -i))  # greedy: the argmax, the lowest id on ties
+        draw = [_ONE if i == best else _ZERO for i in range(len(q))]
+    accept = []
+    for a, b in zip(p, declared, strict=True):
+        if variant == "q-over-p":
+            accept.append(b / a if a > 0 else _ONE)
+        elif b == 0:  # p/0 is infinite and passes any u (0/0 is NaN and fails); the real rule rejects
+            accept.append(_ONE if variant == "zero-naive" and a > 0 else _ZERO)
+        else:
+            accept.append(a / b)  # "unclipped" tests u < p/q as it is: a ratio above 1 passes every u anyway
+    excess = [max(_ZERO, a - b) for a, b in zip(p, declared, strict=True)]
+    if variant == "correct-from-p":
+        fix = list(p)
+    elif variant == "unnormalized":
+        # Inverse CDF on weights summing to 1 - beta < 1: a uniform beyond the total falls to the last positive token.
+        fix = list(excess)
+        last = max((i for i, e in enumerate(excess) if e > 0), default=len(p) - 1)
+        fix[last] += 1 - sum(excess, _ZERO)
+    else:
+        fix = _normalized(excess) if any(excess) else list(p)
+    return draw, accept, fix
+
+
+def _teaching_broken_law(variant: str, p: list[Fraction], q: list[Fraction]) -> list[Fraction]:
+    """The exact law of the token a broken one-token round emits: drawn and passed, or rejected and corrected."""
+    draw, accept, fix = _teaching_broken_parts(variant, p, q)
+    passed = [d * min(_ONE, a) for d, a in zip(draw, accept, strict=True)]
+    rejected = 1 - sum(passed, _ZERO)
+    return [x + rejected * f for x, f in zip(passed, fix, strict=True)]
+
+
+def _teaching_broken_token(parts: tuple[list[float], list[float], list[float]], rng: random.Random) -> int:
+    """One broken round's emitted token, from the variant's float parts and three uniforms."""
+    draw, accept, fix = parts
+    x = sample(draw, rng.random())
+    return x if rng.random() < accept[x] else sample(fix, rng.random())
+
+
+# --8<-- [end:broken_variants]
+
+
+def _rational(row: list[float]) -> list[Fraction]:
+    # The nearest fractions with denominators up to 10^6 (0.35 is 7/20, not the float nearest it), renormalised.
+    return _normalized([Fraction(x).limit_denominator(10**6) for x in row])
+
+
+def _sample(variant: str, p: list[Fraction], q: list[Fraction], names: list[str], n: int, seed: int) -> list[int]:
+    """``n`` emitted tokens of the variant's one-token rounds, counted per token."""
+    rng, counts = random.Random(seed), [0] * len(p)
+    if variant in _REAL:
+        declared = _cut_least_likely(q) if variant == "zero-draft" else q
+        for round_ in sample_rounds([float(x) for x in p], [float(x) for x in declared], names, n, rng):
+            counts[round_.tokens[0]] += 1
+        return counts
+    draw, accept, fix = _teaching_broken_parts(variant, p, q)
+    parts = ([float(x) for x in draw], [float(x) for x in accept], [float(x) for x in fix])
+    for _ in range(n):
+        counts[_teaching_broken_token(parts, rng)] += 1
+    return counts
+
+
+@handler("exactness.broken", example={"variant": "greedy-soft", "p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6]})
+def broken(
+    variant: str,
+    p: list[float],  # [vocab] target
+    q: list[float],  # [vocab] draft
+    n: int = 0,  # rounds to sample; 0 shows the exact law only
+    seed: int = 0,
+    labels: list[str] | None = None,
+) -> dict[str, Any]:
+    """The real round or a broken one: its exact output law, in fractions, and with n > 0 a seeded sample.
+
+    p and q are read as the nearest fractions with denominators up to 10^6, so the law (``law``, as fraction
+    strings beside the target's, ``target``) is exact for that rational pair. ``exact-tv`` is its total
+    variation from p.
+    """
+    kind = check_choice(variant, "variant", list(BROKEN_VARIANTS))
+    p_row, q_row, names = check_pair(p, q, labels)
+    count, s = check_int(n, "n", 0, MAX_SAMPLES), check_seed(seed)
+    p_exact, q_exact = _rational(p_row), _rational(q_row)
+    if kind in _REAL:
+        law = theory.exact_output_distribution(p_exact, _cut_least_likely(q_exact) if kind == "zero-draft" else q_exact)
+    else:
+        law = _teaching_broken_law(kind, p_exact, q_exact)
+    off = sum((abs(e - x) for e, x in zip(law, p_exact, strict=True)), _ZERO) / 2
+    metrics: dict[str, float] = {"exact-tv": float(off), "exact-equal": 1 if off == 0 else 0}
+    counts = _sample(kind, p_exact, q_exact, names, count, s) if count else []
+    if counts:
+        fit = stats.goodness_of_fit(counts, p_row)
+        metrics.update({name: value for name, value in fit.items() if value is not None}, samples=count)
+    return {
+        "figure": _broken_figure(names, p_row, rounded([float(x) for x in law]), counts),
+        "metrics": metrics,
+        "variant": kind,
+        "description": BROKEN_VARIANTS[kind],
+        "variants": BROKEN_VARIANTS,
+        "labels": names,
+        "law": [str(x) for x in law],
+        "target": [str(x) for x in p_exact],
+        "counts": counts,
+    }
+
+
+def _broken_figure(labels: list[str], p: list[float], law: list[float], counts: list[int]) -> Figure:
+    """Target p against what one (maybe broken) implementation emits: exactly, and in a sample."""
+    exactly = bar(
+        labels,
+        law,
+        name="this implementation, exactly",
+        role="rejected",
+        hover="P(emit %{x}) = %{y:.4f}<extra></extra>",
+    )
+    data = [
+        bar(labels, p, name="target p", role="target", hover="p(%{x}) = %{y:.4f}<extra></extra>"),
+        with_pattern(exactly, "x"),
+    ]
+    if counts:
+        n = sum(counts)
+        data.append(
+            with_pattern(bar(labels, [c / n for c in counts], name=f"sampled, {n:,} rounds", role="accepted"), ".")
+        )
+    return figure(data, layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"))

@@ -1,0 +1,216 @@
+"""The Verify page (docs/verify.md): one position's test, a real round on text, and the rates a server reports.
+
+``verify.pair`` draws one position (p, q, the accepted mass min(p, q) and the residual) as the draft is blended
+toward the target; ``verify.ngram`` plays one whole round of the n-gram pair, drafting exactly what the Draft page
+drafts for the same arguments; ``verify.rates`` sets the per-token acceptance rate alpha against the draft
+acceptance rate (accepted / drafted, as vLLM reports it) and alpha^gamma.
+
+Non-goals: the correction's own page (``web/correct.py``); the rules themselves live in ``steps.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import models, steps, theory
+from ..distributions import acceptance_rate, residual, total_variation
+from . import handler
+from .args import check_int, check_labels, check_number, check_probs
+from .draft import MAX_PAGE_GAMMA, NGRAM_EXAMPLE, draft_ngram, prompt_words, top_tokens
+from .plot import ALPHA, COLORS, GAMMA, PATTERNS, Figure, PlotTrace, bar, figure, layout, line, pair_figure, rounded
+
+
+def check_pair(p: object, q: object, labels: object) -> tuple[list[float], list[float], list[str]]:
+    """Validate a target, a draft over the same tokens, and the tokens' names (x1, x2, ... when None)."""
+    p_row, q_row = check_probs(p, "p"), check_probs(q, "q")
+    if len(p_row) != len(q_row):
+        raise ValueError(f"p and q must have the same length (got {len(p_row)} and {len(q_row)})")
+    return p_row, q_row, check_labels(labels, "labels", len(p_row))
+
+
+@handler("verify.pair", example={"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6], "blend": 0.5})
+def pair(
+    p: list[float],  # [vocab] target distribution
+    q: list[float],  # [vocab] draft distribution
+    blend: float = 0.0,  # 0 keeps q; 1 moves the draft all the way onto the target
+    labels: list[str] | None = None,  # [vocab] token names for the x axis
+) -> dict[str, Any]:
+    """One position of verification: p, q, the accepted mass min(p, q), beta = its sum, and the residual.
+
+    The draft is (1 - blend) * q + blend * p, so one slider walks it from q to the target. Our worked example
+    (p = [.4, .35, .25], q = [.2, .2, .6], blend 0) gives beta = .65 and residual [4/7, 3/7, 0].
+    """
+    p_row, q_row, names = check_pair(p, q, labels)
+    w = check_number(blend, "blend", 0, 1)
+    draft = [(1.0 - w) * qi + w * pi for qi, pi in zip(q_row, p_row, strict=True)]
+    beta = acceptance_rate(p_row, draft)
+    overlap = [min(pi, di) for pi, di in zip(p_row, draft, strict=True)]
+    fallback = residual(p_row, draft)
+    return {
+        "figure": pair_figure(names, p_row, rounded(draft), rounded(overlap), rounded(fallback)),
+        "metrics": {
+            "beta": round(beta, 12),
+            "reject-rate": round(1.0 - beta, 12),
+            "tv-distance": round(total_variation(p_row, draft), 12),
+        },
+        "q": rounded(draft),
+        "residual": rounded(fallback),
+    }
+
+
+def _positions(
+    pair_: models.Pair, round_: steps.Round, p_rows: list[list[float]], q_rows: list[list[float]]
+) -> list[dict[str, Any]]:
+    # Per-token values go out unrounded: a tiny q would lose its digits, and the tests compare u with p/q exactly.
+    return [
+        {
+            "index": pos.index,
+            "label": f"{pos.index + 1}. {pair_.vocab[pos.token]}",
+            "word": pair_.vocab[pos.token],
+            "p": pos.p,
+            "q": pos.q,
+            "ratio": pos.ratio,
+            "threshold": min(1.0, pos.ratio),
+            "u": pos.u,
+            "outcome": pos.outcome,
+            "beta": round(acceptance_rate(p_rows[pos.index], q_rows[pos.index]), 12),
+        }
+        for pos in round_.positions
+    ]
+
+
+def _top(pair_: models.Pair, row: list[float]) -> list[dict[str, Any]]:
+    return [{"word": pair_.vocab[t], "p": row[t]} for t in top_tokens(row, 3)]
+
+
+@handler("verify.ngram", example=NGRAM_EXAMPLE)
+def ngram(
+    prompt: str = "",
+    gamma: int = 4,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One whole round on real text: draft (same seed, same words as the Draft page), then ONE target pass
+    scoring all gamma + 1 prefixes, then ``steps.speculative_round`` (verify, then correct or bonus).
+
+    ``beta`` is the mean over the drafted positions of beta_i = sum_x min(p_i(x), q_i(x)).
+    """
+    pair_, context, tokens, q_rows, rng = draft_ngram(prompt, gamma, temperature, top_k, top_p, seed)
+    g = len(tokens)
+    # The one target pass: row j scores draft j; row gamma is the bonus distribution.
+    p_rows = [pair_.target.probs(context + tokens[:j]) for j in range(g + 1)]  # [gamma + 1][V]
+    round_ = steps.speculative_round(p_rows, q_rows, tokens, rng)
+    positions = _positions(pair_, round_, p_rows, q_rows)
+    at = round_.accepted
+    source = residual(p_rows[at], q_rows[at]) if round_.ended_with == "correction" else p_rows[g]
+    rows = [
+        {"scores": f"{j + 1}. {pair_.vocab[tokens[j]]}" if j < g else "bonus", "top": _top(pair_, p_rows[j])}
+        for j in range(g + 1)
+    ]
+    return {
+        "figure": _round_figure(positions),
+        "metrics": {
+            "accepted": at,
+            "tokens-emitted": len(round_.tokens),
+            "all-accepted-prob": round(math.prod(pos["threshold"] for pos in positions), 12),
+            "beta": round(math.fsum(pos["beta"] for pos in positions) / g, 12),
+        },
+        "prompt_words": prompt_words(pair_, str(prompt)),
+        "context_text": pair_.decode(context[-24:]),
+        "positions": positions,
+        "rows": rows,
+        "final": {
+            "word": pair_.vocab[round_.final_token],
+            "kind": round_.ended_with,
+            "prob": source[round_.final_token],
+            "top": _top(pair_, source),
+        },
+        "emitted_text": pair_.decode(round_.tokens),
+    }
+
+
+@handler("verify.rates", example={"alpha": 0.8, "gamma": 4})
+def rates(alpha: float = 0.8, gamma: int = 4) -> dict[str, Any]:
+    """The per-token acceptance rate alpha against the draft acceptance rate (accepted / drafted) and alpha^gamma.
+
+    The draft acceptance rate is below alpha because drafts after a rejection are discarded, never checked, yet
+    count as drafted: it is (1 / gamma) alpha (1 - alpha^gamma) / (1 - alpha) (``theory.draft_acceptance_rate``).
+    """
+    a, g = check_number(alpha, "alpha", 0, 1), check_int(gamma, "gamma", 1, MAX_PAGE_GAMMA)
+    alphas = [i / 100 for i in range(101)]
+    per_draft = [round(theory.draft_acceptance_rate(x, g), 12) for x in alphas]
+    return {
+        "figure": _rates_figure(alphas, per_draft, [round(x**g, 12) for x in alphas], a, g),
+        "metrics": {
+            "alpha": a,
+            "accept-rate": round(theory.draft_acceptance_rate(a, g), 12),
+            "all-accepted-prob": round(a**g, 12),
+            "tokens-per-pass": round(theory.expected_tokens(a, g), 12),
+        },
+    }
+
+
+# Figures --------------------------------------------------------------------------------------------------------
+
+
+def _round_figure(positions: list[dict[str, Any]]) -> Figure:
+    """Each draft position's acceptance threshold min(1, p/q) as a bar and its uniform u as a marker:
+    u below the top of the bar accepts, above it rejects; positions after the first rejection are greyed."""
+    names = {
+        "accepted": "accepted: u < min(1, p/q)",
+        "rejected": "rejected: u ≥ min(1, p/q)",
+        "discarded": "discarded: never checked",
+    }
+    hover = "%{x}<br>p(x) = %{customdata[0]:.3f}, q(x) = %{customdata[1]:.3f}<br>min(1, p/q) = %{y:.3f}<extra></extra>"
+    bars: list[PlotTrace] = []
+    marks: list[PlotTrace] = []
+    for outcome, symbol in (("accepted", "circle"), ("rejected", "x"), ("discarded", "")):
+        picked = [pos for pos in positions if pos["outcome"] == outcome]
+        if not picked:
+            continue
+        labels = [pos["label"] for pos in picked]
+        trace = bar(labels, [pos["threshold"] for pos in picked], name=names[outcome], hover=hover)
+        trace["marker"] = {"color": COLORS[outcome], "opacity": 0.45}
+        if outcome == "discarded":
+            trace["marker"]["pattern"] = {"shape": PATTERNS["discarded"]}
+        trace["customdata"] = [[pos["p"], pos["q"]] for pos in picked]
+        bars.append(trace)
+        if symbol:  # a discarded draft has no u: the verifier never looked at it
+            style = {"symbol": symbol, "size": 14, "line": {"width": 2, "color": COLORS[outcome]}}
+            u = [pos["u"] for pos in picked]
+            hover_u = "%{x}<br>u = %{y:.3f}<extra></extra>"
+            marks.append(line([], u, name=f"u ({outcome})", role=outcome, mode="markers", marker=style, hover=hover_u))
+            marks[-1]["x"] = labels
+    lay = layout(x_title="draft position and word", y_title="probability", y_range=[0, 1.05], height=340)
+    lay["barmode"] = "overlay"
+    lay["xaxis"].update(type="category", categoryorder="array", categoryarray=[pos["label"] for pos in positions])
+    return figure(bars + marks, lay)
+
+
+def _rates_figure(
+    alphas: list[float],  # [n] the x axis
+    per_draft: list[float],  # [n] the draft acceptance rate at this gamma
+    all_accepted: list[float],  # [n] alpha ** gamma
+    alpha: float,
+    gamma: int,
+) -> Figure:
+    """Three ways to read one draft: per-token alpha, the draft acceptance rate, and the chance all gamma survive."""
+    here = min(range(len(alphas)), key=lambda i: abs(alphas[i] - alpha))
+    curves = (
+        (alphas, "target", f"per-token acceptance rate {ALPHA}", "dash"),
+        (per_draft, "draft", f"draft acceptance rate (accepted / drafted) at {GAMMA} = {gamma}", None),
+        (all_accepted, "accepted", f"all {gamma} accepted: {ALPHA}^{GAMMA}", "dot"),
+    )
+    data = [line(alphas, values, name=name, role=role, dash=dash) for values, role, name, dash in curves]
+    for values, role, name, _ in curves:
+        hover = f"%{{y:.3f}}<extra>{ALPHA} = %{{x:.2f}}</extra>"
+        dot = line([alpha], [values[here]], name=name, role=role, mode="markers", marker={"size": 10}, hover=hover)
+        dot["showlegend"] = False
+        data.append(dot)
+    return figure(
+        data,
+        layout(x_title=f"per-token acceptance rate {ALPHA}", y_title="rate", y_range=[0, 1.02], height=340),
+    )
