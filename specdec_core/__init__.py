@@ -16,7 +16,8 @@ Modules, each depending only on those above it:
 - ``policies``       how many tokens to draft next
 - ``engine``         generation loops producing a ``Trace``
 - ``theory``         closed forms (Leviathan et al. 2023) and exact enumeration with ``Fraction``
-- ``figures``/``web`` plain Plotly figure dicts and the registry the browser calls
+- ``stats``          goodness of fit: chi-square tests and the total-variation noise level of a sample
+- ``web``            the registry the browser calls, one module per page, building plain Plotly figure dicts
 - ``batch``          the numpy twin for large Monte Carlo runs (the only module that needs numpy)
 
 Importing the package needs only the standard library, so it runs unchanged in Pyodide.

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specdec_core import web
 
@@ -81,3 +84,47 @@ def test_non_finite_results_are_refused_with_their_path() -> None:
 def test_registering_a_name_twice_is_an_error() -> None:
     with pytest.raises(ValueError, match="already registered"):
         web.handler("verify.pair", example={})(lambda: {})
+
+
+# Bad input, for every handler -------------------------------------------------------------------------------
+# Whatever a page (or a hand-edited request) sends, a handler answers with its result or with a TypeError or
+# ValueError that names the argument: never a KeyError, an operator error or a hang. Work is capped by the
+# handlers' own ranges, so these inputs (each far outside any range or of the wrong type) stay cheap.
+
+_BAD_VALUES: list[object] = [
+    "0.1",  # a number as a string
+    True,  # a bool where a number or a list belongs
+    None,
+    {"x": 1},
+    [],
+    [math.nan],
+    ["x", "y"],
+    math.nan,
+    math.inf,
+    -math.inf,
+    1e300,
+    -1e300,
+    10**30,  # an int no float range reaches
+    -(10**30),
+    -1,
+    -0.5,
+]
+
+
+_ARGUMENTS = [
+    (name, param) for name in sorted(web.HANDLERS) for param in inspect.signature(web.HANDLERS[name]).parameters
+]
+
+
+@pytest.mark.parametrize(("name", "param"), _ARGUMENTS)
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(value=st.sampled_from(_BAD_VALUES))
+def test_every_handler_names_the_argument_it_refuses(name: str, param: str, value: object) -> None:
+    """One argument of a handler's example replaced by a bad value: the handler either copes (and its result is
+    JSON-safe) or raises TypeError / ValueError whose message names that argument."""
+    try:
+        result = web.HANDLERS[name](**{**web.EXAMPLES[name], param: value})
+    except (TypeError, ValueError) as err:
+        assert param in str(err), f"{name}({param}={value!r}) raised {type(err).__name__} not naming it: {err}"
+        return
+    web.dumps(result, where=name)  # a value it accepted must still give finite JSON

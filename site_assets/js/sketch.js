@@ -5,7 +5,7 @@
 // drawn here, from the same figure dict Plotly will get (the build-time result embedded in the page, or a live
 // one), so the page shows its charts at once. When Plotly arrives, lab.js redraws each chart with it.
 //
-// Scope: the subset of Plotly's figure schema that specdec_core.figures builds, read the way Plotly reads it:
+// Scope: the subset of Plotly's figure schema that specdec_core.web builds, read the way Plotly reads it:
 //   layout: height, margin, title, legend (horizontal), showlegend, barmode (group | overlay | stack),
 //           xaxis/yaxis[N] (title, range, type category, categoryarray, dtick, nticks, tickangle, tickvals,
 //           ticktext, tickformat ".Nf", rangemode tozero, domain, anchor, overlaying + side right),

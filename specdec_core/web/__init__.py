@@ -1,42 +1,18 @@
 """The one registry the browser calls: handler name -> handler(**args) -> JSON-safe dict.
 
-Two callers, one entry point, ``call(name, args_json) -> str``:
+``call(name, args_json) -> str`` serves two callers: the Web Worker answers each ``CALL`` message with it inside
+Pyodide, and the build step calls it natively for each widget placeholder, whose inert JSON settings name a
+``handler`` and its ``args``, so every widget paints a build-time result before Python boots. Arguments and results
+cross as JSON strings: JavaScript never builds Python source.
 
-- the Web Worker (``site_assets/js/worker.js``) answers each ``CALL {id, name, args}`` message with it, inside
-  Pyodide;
-- the build hook (``site_assets/build_hook.py``) calls it natively for each widget placeholder, so every widget
-  paints a build-time figure before Python boots in the browser.
+A handler is ``<page>.<what>``, defined in ``web/<page>.py`` with keyword parameters checked by ``web.args``, and
+registered with ``@handler(name, example={...})`` (every handler has an example the tests call it with). It
+returns a JSON object: ``figure`` (one Plotly figure dict) or ``figures`` (name -> figure), ``metrics`` (name ->
+number, the page's ``data-metric`` names: ``accept-rate``, ``tokens-per-pass``, ...) and whatever else its widget
+needs. NaN and infinities are refused (``call`` raises): ``JSON.parse`` cannot read them. Handlers keep no state
+between calls; a page that continues a run sends back the state the last answer returned.
 
-Arguments and results cross as JSON strings, so JavaScript never builds Python source.
-
-How a page asks for its build-time figure
-------------------------------------------
-A widget placeholder in Markdown carries its settings as inert JSON, right after the opening tag::
-
-    <div class="sd-widget" data-widget="pair">
-    <script type="application/json">{"handler": "verify.pair", "args": {"blend": 0}}</script>
-    </div>
-
-When the settings name a ``handler``, the build hook runs ``call(handler, json.dumps(args))`` and embeds the result
-in the page; the widget receives it as ``ctx.initial`` and later makes the same call live with ``ctx.call``.
-
-What a handler returns
-----------------------
-A JSON object. By convention ``figure`` holds one Plotly figure dict (from ``figures``), ``figures`` a name ->
-figure mapping when a widget draws several charts, and ``metrics`` a name -> number mapping whose names are the
-page's ``data-metric`` names (``accept-rate``, ``tv-distance``, ...). Anything else a widget needs may sit beside
-them. NaN and infinities are refused (``call`` raises), because ``JSON.parse`` cannot read them.
-
-Adding a handler
-----------------
-Decorate a function with keyword parameters; the name is ``<module>.<what>``. ``example`` holds arguments the
-native tests call it with (every handler must have one: tests/test_web.py checks each result is JSON-safe and that
-its figures validate with ``plotly.graph_objects.Figure``)::
-
-    @handler("theory.expected_tokens", example={"alpha": 0.8, "gamma": 4})
-    def _expected_tokens(alpha: float, gamma: int) -> dict[str, Any]: ...
-
-Nothing imports this module except the worker and the build hook.
+Nothing imports this module except the worker and the build step.
 """
 
 from __future__ import annotations
