@@ -41,7 +41,7 @@ _LAW = tuple[float, float, list[float]]  # E[accepted], E[accepted^2], P(accepte
 _SHAPE: dict[str, Any] = {
     "run": None,  # the engine's snapshot: SpeculativeRun.restore checks it
     "settings": [0.0, 0],  # [quality, gamma] of the last round played
-    "transitions": [[0] * SIZE] * SIZE,  # [V][V]: after word c, word y was emitted this often
+    "transitions": [[0] * SIZE for _ in range(SIZE)],  # [V][V]: after word c, word y was emitted this often
     "histogram": [0] * (MAX_GAMMA + 1),  # rounds by drafts accepted
     "expected_histogram": [0.0] * (MAX_GAMMA + 1),  # the same in expectation, given each round's start
     "sums": [0.0] * 3,  # over rounds, given the start: E[accepted], Var[accepted], E[drafts checked]
@@ -91,18 +91,8 @@ def _fresh(seed: int, quality: float, gamma: int) -> dict[str, Any]:
     pair, policy = _pair(quality), policies.make_policy("fixed", gamma=gamma)
     # window=1: the pair is first-order Markov, the last word is all the models read.
     run = engine.SpeculativeRun(pair, policy, max_tokens=_BUDGET, rng=random.Random(seed), context=[START], window=1)
-    zeros = [0.0] * (MAX_GAMMA + 1)
-    return (
-        {"run": run.snapshot(), "settings": [quality, gamma], "transitions": [[0] * SIZE for _ in range(SIZE)]}
-        | {
-            "histogram": [0] * (MAX_GAMMA + 1),
-            "expected_histogram": zeros,
-            "sums": [0.0] * 3,
-            "window": [],
-            "points": [],
-        }
-        | {"stride": 1, "changes": [], "top": gamma}
-    )
+    empty = {key: [] if isinstance(like, tuple) else copy.deepcopy(like) for key, like in _SHAPE.items()}
+    return empty | {"run": run.snapshot(), "settings": [quality, gamma], "stride": 1, "top": gamma}
 
 
 def _restore(state: object, quality: float, gamma: int) -> tuple[dict[str, Any], engine.SpeculativeRun]:
