@@ -9,7 +9,8 @@ Every side calls ``snippets.run_all()``, from one snapshot of the dist/ wheel an
 - Node: ``node benchmarks/bench_pyodide.mjs --json --wheel <snapshot>``.
 
 Chromium opens a tiny page from a temporary folder served by a loopback HTTP server that starts and stops here;
-Pyodide comes from ``node_modules/pyodide`` (linked into that folder), never from the built site. Same Chromium and
+Pyodide comes from ``node_modules/pyodide`` (copied into that folder, so a reinstall during the run cannot pull it
+away), never from the built site. Same Chromium and
 flags as the browser tests. A round runs every side once, in the order above, each in a fresh runtime (new process,
 new browser context), so drift in the machine's load falls on every side alike; each cell is the median of all its
 runs (rounds x ``snippets.REPEATS``). The driver checks that every side did identical work (same tokens, same
@@ -81,14 +82,17 @@ def core_wheel() -> Path:
 
 @contextmanager
 def snapshot(wheel: Path) -> Iterator[tuple[Path, str]]:
-    """A temporary folder with the page, the runner, snippets.py, the wheel (and it unpacked) and Pyodide linked in."""
+    """A temporary folder with the page, the runner, snippets.py, the wheel (and it unpacked) and Pyodide's runtime."""
     with tempfile.TemporaryDirectory(prefix="sd-bench-pyodide-") as tmp:
         folder = Path(tmp)
         shutil.copy2(wheel, folder / wheel.name)
         for name in ("snippets.py", "bench_chromium.mjs"):
             shutil.copy2(HERE / name, folder / name)
         (folder / "index.html").write_text(PAGE, "utf-8")
-        (folder / "pyodide").symlink_to(ROOT / "node_modules" / "pyodide", target_is_directory=True)
+        runtime = ROOT / "node_modules" / "pyodide"
+        if not (runtime / "pyodide.mjs").is_file():
+            raise SystemExit("node_modules/pyodide is missing: run 'npm ci' (make bench does it)")
+        shutil.copytree(runtime, folder / "pyodide")
         with zipfile.ZipFile(folder / wheel.name) as archive:
             archive.extractall(folder / "native")
         yield folder, wheel.name
