@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
@@ -128,11 +128,18 @@ class Trace:
     mode: Literal["speculative", "autoregressive"]
     policy: str
     tokens: list[int] = field(default_factory=list)
-    text: str = ""
     rounds: list[Round] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     counters: Counters = field(default_factory=Counters)
     stopped: Literal["budget", "end"] = "budget"
+    #: Turns tokens into text; set by the run. Decoding waits until ``text`` is read, so a run advanced one round
+    #: at a time does not re-decode its whole output after every round.
+    decoder: Callable[[Sequence[int]], str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The emitted tokens as text (the pair's ``decode``, or its vocabulary joined by spaces)."""
+        return self.decoder(self.tokens) if self.decoder is not None else ""
 
     @property
     def tokens_per_pass(self) -> float:
@@ -215,7 +222,7 @@ class _Run:
         self.pair = pair
         self.rng = rng
         self.restart_at_end = restart_at_end
-        self.trace = Trace(self.mode, policy_name)
+        self.trace = Trace(self.mode, policy_name, decoder=_decoder(pair))
         self._context = _check_tokens(pair, context, "context")  # what the models are conditioned on
         self._trim()
         self._saved = Counters()  # the run's counters before the snapshot it was restored from
@@ -244,7 +251,6 @@ class _Run:
         while not self._done and self.emitted - start < n:
             self._closed = False
             self._step()
-        self.trace.text = _text(self.pair, self.trace.tokens)
         return self.emitted - start
 
     def _step(self) -> None:
@@ -516,11 +522,11 @@ def generate_speculative(
     return run.trace
 
 
-def _text(pair: ModelPair, tokens: list[int]) -> str:
+def _decoder(pair: ModelPair) -> Callable[[Sequence[int]], str]:
     decode = getattr(pair, "decode", None)
     if callable(decode):
-        return str(decode(tokens))
-    return " ".join(pair.vocab[t] for t in tokens)
+        return lambda tokens: str(decode(tokens))
+    return lambda tokens: " ".join(pair.vocab[t] for t in tokens)
 
 
 # Snapshots -------------------------------------------------------------------------------------------------------
@@ -568,6 +574,11 @@ def _read_snapshot(pair: ModelPair, snapshot: object, mode: str) -> _Saved:
     if not isinstance(snapshot["context"], list):
         raise TypeError(f"snapshot['context'] must be a list, got {type(snapshot['context']).__name__}")
     counters = _read_counters(snapshot["counters"])
+    # The identities of the module docstring hold for every honest speculative run; a snapshot that breaks one
+    # was altered (plain decoding emits tokens of its own kind and drafts nothing).
+    c = counters
+    if mode == "speculative" and (c.emitted != c.accepted + c.corrections + c.bonuses or c.drafted != c.draft_steps):
+        raise ValueError("snapshot['counters'] do not add up: emitted must be accepted + corrections + bonuses")
     if counters.emitted > max_tokens:
         raise ValueError(f"snapshot['counters']['emitted'] must be <= max_tokens = {max_tokens}")
     return _Saved(
@@ -599,7 +610,7 @@ def _read_rng(value: object) -> random.Random:
     rng = random.Random(0)
     try:
         rng.setstate((version, tuple(internal), gauss))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: a word past 32 bits
         raise ValueError(f"snapshot['rng'] is not the state of a random.Random: {exc}") from None
     return rng
 

@@ -731,6 +731,44 @@ def test_restore_names_missing_keys_and_wrong_types() -> None:
         SpeculativeRun.restore(quality_pair(0.5), bad_count)
 
 
+def test_restore_refuses_an_rng_word_past_32_bits() -> None:
+    snap = _good_snapshot()
+    version, internal, gauss = snap["rng"]  # type: ignore[misc]
+    snap["rng"] = [version, [2**80, *internal[1:]], gauss]
+    with pytest.raises(ValueError, match=r"snapshot\['rng'\]"):
+        SpeculativeRun.restore(quality_pair(0.5), snap)
+
+
+def test_restore_refuses_counters_that_do_not_add_up() -> None:
+    snap = _good_snapshot()
+    counters = dict(snap["counters"])  # type: ignore[call-overload]
+    counters["emitted"] += 1  # one token more than the rounds accepted, corrected and added as bonuses
+    snap["counters"] = counters
+    with pytest.raises(ValueError, match="do not add up"):
+        SpeculativeRun.restore(quality_pair(0.5), snap)
+
+
+def test_text_is_decoded_when_read_not_after_every_round() -> None:
+    calls: list[int] = []
+    pair = quality_pair(0.7)
+    decode = pair.decode
+
+    class Counting:
+        def __getattr__(self, name: str) -> object:
+            return getattr(pair, name)
+
+        def decode(self, ids: Sequence[int]) -> str:
+            calls.append(len(ids))
+            return decode(ids)
+
+    run = SpeculativeRun(Counting(), FixedPolicy(3), max_tokens=200, rng=random.Random(5))  # type: ignore[arg-type]
+    for _ in range(40):
+        run.advance(1)
+    assert calls == []
+    assert run.trace.text == pair.decode(run.trace.tokens)
+    assert calls == [len(run.trace.tokens)]
+
+
 def test_a_policy_without_to_dict_cannot_be_snapshotted() -> None:
     class Plain:
         name, peeks = "plain two", False
