@@ -1,10 +1,7 @@
 """The Bonus page (docs/bonus.md): how often a round ends with a bonus token, and tokens per target pass.
 
-``bonus.simulate`` plays rounds of ``models.agreement_pair`` (beta = alpha at every position, exactly) through the
-engine and sets them beside the capped geometric law of accepted drafts and tokens per target pass
-(1 - alpha^(gamma+1)) / (1 - alpha), Leviathan et al. (2023, Section 3.1 and Eq. 1).
-
-Non-goals: real text (the Draft and Verify pages); choosing gamma (``web/tuning.py``).
+``bonus.simulate`` plays rounds of ``models.agreement_pair`` (beta = alpha at every position) on the engine beside
+the capped geometric law of accepted drafts and Eq. 1 of Leviathan et al. (2023). Non-goals: real text, tuning.
 """
 
 from __future__ import annotations
@@ -36,9 +33,7 @@ def simulate(alpha: float = 0.8, gamma: int = 4, rounds: int = 3000, seed: int =
     a, g = check_number(alpha, "alpha", 0, 1), check_int(gamma, "gamma", 1, MAX_PAGE_GAMMA)
     n = check_int(rounds, "rounds", 1, MAX_ROUNDS)
     runs = play_rounds(models.agreement_pair(a), g, n, random.Random(check_seed(seed)))
-    counts = [0] * (g + 1)  # rounds by accepted drafts, 0..gamma; the last ones ended with a bonus
-    for round_ in runs:
-        counts[round_.accepted] += 1
+    counts = [sum(r.accepted == k for r in runs) for k in range(g + 1)]  # the last: rounds ending with a bonus
     law = theory.accepted_count_distribution(a, g)
     mean = sum((k + 1) * c for k, c in enumerate(counts)) / n
     expected = theory.expected_tokens(a, g)
@@ -74,28 +69,22 @@ def _counts_figure(gamma: int, law: list[float], simulated: list[float]) -> Figu
     hover = "P(%{x} accepted) = %{y:.4f}<extra></extra>"
     ended = bar(names[:-1], law[:-1], name="theory: ends with a correction", role="correction", hover=hover)
     full = bar(names[-1:], law[-1:], name="theory: all accepted, ends with a bonus", role="bonus", hover=hover)
-    dots = {"symbol": "diamond", "size": 11}
-    hover = "simulated: %{y:.4f}<extra></extra>"
+    dots, hover = {"symbol": "diamond", "size": 11}, "simulated: %{y:.4f}<extra></extra>"
     sim = line(names, simulated, name="simulated rounds", role="target", mode="markers", marker=dots, hover=hover)
-    fig = figure(
-        [ended, with_pattern(full, "+"), sim],
-        layout(x_title="drafts accepted in the round", y_title="share of rounds", y_range=[0, 1], barmode="overlay"),
-    )
-    fig["layout"]["xaxis"]["type"] = "category"
-    return fig
+    x_title, y_title = "drafts accepted in the round", "share of rounds"
+    axes = layout(x_title=x_title, y_title=y_title, y_range=[0, 1], barmode="overlay", xaxis={"type": "category"})
+    return figure([ended, with_pattern(full, "+"), sim], axes)
 
 
 def _curve_figure(alpha: float, gamma: int, expected: list[float], simulated: float) -> Figure:
     """Expected tokens per target pass against gamma at this alpha, under the ceiling gamma + 1."""
     gammas = list(range(1, len(expected) + 1))
-    ring = {"size": 14, "symbol": "circle-open", "line": {"width": 3}}
+    ring, dot = {"size": 14, "symbol": "circle-open", "line": {"width": 3}}, {"symbol": "diamond", "size": 10}
     data = [
         line(gammas, [g + 1 for g in gammas], name="ceiling &#947; + 1", role="discarded", dash="dot"),
         line(gammas, expected, name=f"expected at &#945; = {alpha:.2f}", role="target", mode="lines+markers"),
         line([gamma], [expected[gamma - 1]], name=f"&#947; = {gamma}", role="bonus", mode="markers", marker=ring),
-        line([gamma], [simulated], name="simulated", role="accepted", mode="markers", marker={"symbol": "diamond"}),
+        line([gamma], [simulated], name="simulated", role="accepted", mode="markers", marker=dot),
     ]
-    data[-1]["marker"]["size"] = 10
-    fig = figure(data, layout(x_title="speculation length &#947;", y_title="tokens per target pass", y_range=[0, 9.5]))
-    fig["layout"]["xaxis"]["dtick"] = 1
-    return fig
+    x_title, y_title = "speculation length &#947;", "tokens per target pass"
+    return figure(data, layout(x_title=x_title, y_title=y_title, y_range=[0, 9.5], xaxis={"dtick": 1}))

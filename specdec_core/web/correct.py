@@ -1,13 +1,8 @@
 """The Correct page (docs/correct.md): where the correction comes from, and the real round sampled.
 
-``correct.split`` shows one position for a preset pair whose draft the reader bends (temperature, shift, blend):
-p, q, min(p, q), the residual, and the identity min(p, q)(x) + (1 - beta) residual(x) = p(x) stacked per token.
-``correct.sample`` runs one-token rounds through the engine and compares the emitted tokens with p
-(``stats.goodness_of_fit``). ``sample_rounds`` is shared with the Why-it-is-exact page, so its "exact" choice draws
-the very same stream.
-
-Non-goals: the proof (``theory.exact_output_distribution`` and docs/exactness.md); the correct step itself lives
-in ``steps.py``.
+``correct.split`` shows one position of a preset pair whose draft the reader bends: p, q, min(p, q), the residual,
+and min(p, q)(x) + (1 - beta) residual(x) = p(x) stacked per token. ``correct.sample`` plays one-token rounds on
+the engine and compares the emitted tokens with p. Non-goals: the proof (docs/exactness.md); the step itself.
 """
 
 from __future__ import annotations
@@ -41,8 +36,7 @@ _CORRECTION = "correction: (1 &#8722; &#946;) · residual(x)"
 def _shaped_draft(p: list[float], q: list[float], temperature: float, shift: int, blend: float) -> list[float]:
     """The widget's draft: q sharpened or flattened, rotated by ``shift`` tokens, blended toward p."""
     sharp = apply_temperature(q, temperature)
-    k = shift % len(sharp)
-    rotated = sharp[-k:] + sharp[:-k] if k else sharp
+    rotated = sharp[-shift % len(sharp) :] + sharp[: -shift % len(sharp)]
     return normalize([(1.0 - blend) * qi + blend * pi for qi, pi in zip(rotated, p, strict=True)], "q")
 
 
@@ -85,11 +79,8 @@ def split(
 
 
 def play_rounds(pair: models.Pair, gamma: int, n: int, rng: random.Random) -> list[steps.Round]:
-    """``n`` rounds from the same start, each drafting ``gamma`` tokens: one engine run of one round apiece.
-
-    ``advance(1)`` runs whole rounds until a token is out, so exactly one; a budget of gamma + 1 tokens leaves the
-    draft uncapped. Shared by the Bonus and Why-it-is-exact pages, which need rounds, not a text.
-    """
+    """``n`` rounds from the same start, each an engine run of one round (``advance(1)`` runs whole rounds until a
+    token is out; a budget of gamma + 1 leaves the draft uncapped). For pages that need rounds, not a text."""
     policy, rounds = policies.FixedPolicy(gamma), []
     for _ in range(n):
         run = engine.SpeculativeRun(pair, policy, max_tokens=gamma + 1, rng=rng)
@@ -117,9 +108,8 @@ def sample(
     """Run ``n`` real one-token rounds and compare the emitted tokens with p."""
     p_row, q_row, names = check_pair(p, q, labels)
     runs = sample_rounds(p_row, q_row, names, check_int(n, "n", 1, MAX_SAMPLES), random.Random(check_seed(seed)))
-    counts = [0] * len(p_row)
-    for round_ in runs:
-        counts[round_.tokens[0]] += 1
+    tokens = [r.tokens[0] for r in runs]
+    counts = [tokens.count(x) for x in range(len(p_row))]
     fit = stats.goodness_of_fit(counts, p_row)
     return {
         "figure": _sample_figure(names, p_row, counts, q_row),
@@ -142,19 +132,12 @@ def sample(
 def _split_figure(labels: list[str], p: list[float], overlap: list[float], corrected: list[float]) -> Figure:
     """The proof in one picture: per token, accepted mass min(p, q) stacked on correction mass reaches p(x)."""
     mark = {"symbol": "line-ew-open", "size": 34, "line": {"width": 3}}
+    hover = f"via an accepted draft: {_Y}"
+    via_draft = bar(labels, overlap, name="accepted draft: min(p, q)(x)", role="overlap", hover=hover)
+    via_fix = bar(labels, corrected, name=_CORRECTION, role="residual", hover=f"via a correction: {_Y}")
+    target = line(labels, p, name="target p(x)", role="target", mode="markers", marker=mark, hover=f"p(%{{x}}) = {_Y}")
     return figure(
-        [
-            bar(
-                labels,
-                overlap,
-                name="accepted draft: min(p, q)(x)",
-                role="overlap",
-                hover=f"via an accepted draft: {_Y}",
-            ),
-            bar(labels, corrected, name=_CORRECTION, role="residual", hover=f"via a correction: {_Y}"),
-            line(labels, p, name="target p(x)", role="target", mode="markers", marker=mark, hover=f"p(%{{x}}) = {_Y}"),
-        ],
-        layout(x_title="token", y_title="P(emit token)", y_range=[0, 1], barmode="stack"),
+        [via_draft, via_fix, target], layout(x_title="token", y_title="P(emit token)", y_range=[0, 1], barmode="stack")
     )
 
 

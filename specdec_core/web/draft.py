@@ -1,11 +1,8 @@
 """The Draft page (docs/draft.md): Step 1 on real text, and why longer drafts are riskier.
 
-``draft.ngram`` lets the bigram draft of the n-gram pair propose gamma words after the reader's prompt, with q and
-(as a preview of Verify) the target's p for each; ``draft.risk`` sets alpha^gamma against the speedup of Leviathan
-et al. (2023, Theorem 3.8). ``draft_ngram`` is also the first half of the Verify page's round, so both pages draft
-the same words for the same prompt and seed.
-
-Non-goals: verification (``web/verify.py``) and the models themselves (``models.py``).
+``draft.ngram``: the n-gram pair's bigram draft proposes gamma words after a prompt, with q and (a preview of
+Verify) the target's p; ``draft_ngram`` is also the first half of Verify's round, so both pages draft the same
+words. ``draft.risk``: alpha^gamma against the speedup of Leviathan et al. (2023, Theorem 3.8). Non-goals: the models.
 """
 
 from __future__ import annotations
@@ -39,11 +36,8 @@ def _ngram(temperature: float, top_k: int, top_p: float) -> models.Pair:
 
 
 def prompt_words(pair: models.Pair, prompt: str) -> list[dict[str, Any]]:
-    """The prompt as the models read it, piece by piece, each marked known or not.
-
-    The one place that knows the n-gram pair reads words and maps those outside its 1,000-word vocabulary to
-    ``<unk>``: a tokenizer that encodes every string would mark every piece known.
-    """
+    """The prompt as the models read it, each piece marked known or not: the one place that knows the n-gram pair
+    reads words and maps those outside its 1,000-word vocabulary to ``<unk>`` (with BPE every piece is known)."""
     vocab = set(pair.vocab)
     return [{"word": w, "known": w in vocab} for w in models.tokenize(prompt)]
 
@@ -142,83 +136,60 @@ def risk(alpha: float = 0.8, cost: float = 0.05) -> dict[str, Any]:
 # Figures --------------------------------------------------------------------------------------------------------
 
 
-def _grid(count: int, columns: int, h_gap: float, v_gap: float) -> list[tuple[list[float], list[float]]]:
-    """Paper-coordinate (x, y) domains for ``count`` subplots, filled row by row from the top."""
-    rows = -(-count // columns)
-    width = (1.0 - h_gap * (columns - 1)) / columns
-    height = (1.0 - v_gap * (rows - 1)) / rows
-    out: list[tuple[list[float], list[float]]] = []
-    for i in range(count):
-        r, c = divmod(i, columns)
-        x0, y1 = c * (width + h_gap), 1.0 - r * (height + v_gap)
-        out.append(([round(x0, 6), round(x0 + width, 6)], [round(y1 - height, 6), round(y1, 6)]))
-    return out
-
-
 def _prob_text(x: float) -> str:
     """Three decimals, or a short exponent for a tiny probability (a rare word's q can be 1e-5)."""
     return f"{x:.3f}" if x >= 0.001 or x == 0.0 else f"{x:.1e}"
 
 
-def _panel(
-    i: int, pos: dict[str, Any], domain: tuple[list[float], list[float]]
-) -> tuple[list[PlotTrace], dict[str, Any]]:
+def _panel(i: int, pos: dict[str, Any], x_dom: list[float], y_dom: list[float]) -> tuple[list[PlotTrace], Figure]:
     """Draft position ``i``'s traces, and its axes and title as layout entries."""
-    suffix = "" if i == 0 else str(i + 1)
-    xa, ya = f"x{suffix}", f"y{suffix}"
-    alts = list(reversed(pos["alternatives"]))  # horizontal bars list categories bottom-up: favourite on top
+    n = "" if i == 0 else str(i + 1)
+    alts = pos["alternatives"][::-1]  # horizontal bars list categories bottom-up: the favourite goes on top
     words = [a["word"] for a in alts]
-    hover_q = "q(%{y}) = %{x:.4f}<extra></extra>"
-    drafted = bar(
-        words, [a["q"] if a["word"] == pos["word"] else 0.0 for a in alts], name="drafted word: q(x)", role="draft"
-    )
-    rest = bar(words, [0.0 if a["word"] == pos["word"] else a["q"] for a in alts], name="other candidates: q")
-    rest["marker"] = {"color": COLORS["discarded"], "opacity": 0.6}
-    traces = []
-    for trace, group in ((drafted, "drafted"), (rest, "others")):
-        trace.update(x=trace["y"], y=words, orientation="h", hovertemplate=hover_q, legendgroup=group)
-        traces.append(trace)
-    target = line([a["p"] for a in alts], [], name="target p (checked in Verify)", role="target", mode="markers")
-    target["marker"].update(symbol="diamond", size=9)
-    target.update(y=words, legendgroup="target", hovertemplate="p(%{y}) = %{x:.4f}<extra></extra>")
-    traces.append(target)
+    drafted = [a["q"] if a["word"] == pos["word"] else 0.0 for a in alts]
+    hover = "q(%{y}) = %{x:.4f}<extra></extra>"
+    traces = [
+        bar(words, drafted, name="drafted word: q(x)", role="draft", hover=hover) | {"legendgroup": "drafted"},
+        bar(words, [a["q"] - d for a, d in zip(alts, drafted, strict=True)], name="other candidates: q", hover=hover)
+        | {"legendgroup": "others", "marker": {"color": COLORS["discarded"], "opacity": 0.6}},
+    ]
     for trace in traces:
-        trace.update(xaxis=xa, yaxis=ya, showlegend=i == 0)
-    x_dom, y_dom = domain
+        trace.update(x=trace["y"], y=words, orientation="h")
+    hover = "p(%{y}) = %{x:.4f}<extra></extra>"
+    marker = {"symbol": "diamond", "size": 9}
+    target = line([a["p"] for a in alts], [], name="target p (checked in Verify)", role="target", mode="markers")
+    traces.append(
+        target | {"y": words, "legendgroup": "target", "hovertemplate": hover} | {"marker": target["marker"] | marker}
+    )
+    for trace in traces:
+        trace.update(xaxis=f"x{n}", yaxis=f"y{n}", showlegend=i == 0)
     # Each panel on its own scale: a drafted word's q is often a few percent, invisible on a 0..1 axis.
-    top = max((a[key] for a in alts for key in ("q", "p")), default=1.0)
+    top = min(1.0, 1.15 * max(a[key] for a in alts for key in ("q", "p"))) or 1.0
     title = f"<b>{i + 1}. {pos['word']}</b>   q = {_prob_text(pos['q'])}, p = {_prob_text(pos['p'])}"
-    entries = {
-        f"xaxis{suffix}": {
-            "domain": x_dom,
-            "anchor": ya,
-            "range": [0, min(1.0, top * 1.15) or 1.0],
-            "fixedrange": True,
-            "nticks": 5,
-        },
-        f"yaxis{suffix}": {"domain": y_dom, "anchor": xa, "fixedrange": True, "automargin": True},
-        "annotation": {"text": title, "xref": "paper", "yref": "paper", "x": x_dom[0], "y": y_dom[1]},
+    note = {"text": title, "xref": "paper", "yref": "paper", "x": x_dom[0], "y": y_dom[1], "showarrow": False}
+    return traces, {
+        f"xaxis{n}": {"domain": x_dom, "anchor": f"y{n}", "range": [0, top], "fixedrange": True, "nticks": 5},
+        f"yaxis{n}": {"domain": y_dom, "anchor": f"x{n}", "fixedrange": True, "automargin": True},
+        "annotation": note | {"xanchor": "left", "yanchor": "bottom"},
     }
-    entries["annotation"].update(xanchor="left", yanchor="bottom", showarrow=False)
-    return traces, entries
 
 
 def _positions_figure(positions: Sequence[dict[str, Any]]) -> Figure:
-    """One small panel per draft position: the draft's top candidates by q, the drafted word highlighted, and
-    the target's p for the same words as markers (what Verify will compare them with)."""
-    count = max(len(positions), 1)
-    columns = 1 if count == 1 else 2
-    rows = -(-count // columns)
+    """One small panel per draft position, two to a row: the draft's top candidates by q, the drafted word
+    highlighted, and the target's p for the same words as markers (what Verify will compare them with)."""
+    columns = 1 if len(positions) == 1 else 2
+    rows = -(-len(positions) // columns)
     panel, gap = 150, 56  # pixels: a panel's height and the space for the next panel's title
     plot_height = rows * panel + (rows - 1) * gap
-    domains = _grid(count, columns, h_gap=0.16, v_gap=gap / plot_height)
-    lay = layout(height=plot_height + 110, barmode="overlay")
-    lay.update(margin={"l": 72, "r": 16, "t": 80, "b": 30}, showlegend=True, annotations=[])
-    # Above the first row's panel titles, not on top of them.
-    lay["legend"].update(y=1.0 + 34 / plot_height)
+    width, height, h_gap, v_gap = (1.0 - 0.16 * (columns - 1)) / columns, panel / plot_height, 0.16, gap / plot_height
+    lay = layout(height=plot_height + 110, barmode="overlay", margin={"l": 72, "t": 80, "b": 30})
+    lay.update(showlegend=True, annotations=[])
+    lay["legend"]["y"] = 1.0 + 34 / plot_height  # above the first row's panel titles, not on top of them
     data: list[PlotTrace] = []
     for i, pos in enumerate(positions):
-        traces, entries = _panel(i, pos, domains[i])
+        r, c = divmod(i, columns)
+        x0, y1 = c * (width + h_gap), 1.0 - r * (height + v_gap)
+        traces, entries = _panel(i, pos, [round(x0, 6), round(x0 + width, 6)], [round(y1 - height, 6), round(y1, 6)])
         data += traces
         lay["annotations"].append(entries.pop("annotation"))
         lay.update(entries)
@@ -227,26 +198,20 @@ def _positions_figure(positions: Sequence[dict[str, Any]]) -> Figure:
 
 def _risk_figure(gammas: list[int], all_accepted: list[float], speedups: list[float], best: int) -> Figure:
     """Longer drafts: the whole draft survives less often (bars) while speedup rises, peaks and falls (line)."""
-    bars = bar(
-        gammas,
-        all_accepted,
-        name=f"P(all {GAMMA} accepted) = {ALPHA}^{GAMMA}",
-        role="accepted",
-        hover=f"{GAMMA} = %{{x}}: P(all accepted) = %{{y:.3f}}<extra></extra>",
-    )
+    hover = f"{GAMMA} = %{{x}}: P(all accepted) = %{{y:.3f}}<extra></extra>"
+    data = [bar(gammas, all_accepted, name=f"P(all {GAMMA} accepted) = {ALPHA}^{GAMMA}", role="accepted", hover=hover)]
     hover = f"{GAMMA} = %{{x}}: speedup %{{y:.2f}}{_TIMES}<extra></extra>"
-    data = [bars, line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover)]
+    data.append(line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover))
     if best in gammas:
-        star = {"symbol": "star", "size": 16}
-        name, hover = f"best {GAMMA} = {best}", f"best {GAMMA} = %{{x}}: %{{y:.2f}}{_TIMES}<extra></extra>"
+        star, hover = {"symbol": "star", "size": 16}, f"best {GAMMA} = %{{x}}: %{{y:.2f}}{_TIMES}<extra></extra>"
+        name = f"best {GAMMA} = {best}"
         data.append(
             line([best], [speedups[best - 1]], name=name, role="draft", mode="markers", marker=star, hover=hover)
         )
     for trace in data[1:]:
         trace["yaxis"] = "y2"
     lay = layout(x_title=f"speculation length {GAMMA}", y_title="probability", y_range=[0, 1.02], height=340)
-    lay["xaxis"]["dtick"] = 1
+    lay["xaxis"]["dtick"], lay["margin"]["r"] = 1, 56
     lay["yaxis2"] = {"title": {"text": f"speedup {_TIMES}"}, "tickformat": ".1f", "overlaying": "y", "side": "right"}
     lay["yaxis2"].update(fixedrange=True, rangemode="tozero", showgrid=False)
-    lay["margin"]["r"] = 56
     return figure(data, lay)

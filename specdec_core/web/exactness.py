@@ -1,13 +1,10 @@
 """The Why-it-is-exact page (docs/exactness.md): exactness checked in fractions, and broken rounds caught.
 
-``exactness.check`` enumerates with ``fractions.Fraction`` the emitted token's law at one position, route by route,
-and the law of the first two emitted tokens across rounds of a small context-dependent pair, against the target.
-``exactness.broken`` gives the exact output law of the real round, or of a round broken on purpose, and with
-``n > 0`` a seeded sample of it: the real round through the engine, a broken one through the teaching-only
-functions below.
-
-Non-goals: the proof itself (docs/exactness.md, ``theory.exact_output_distribution``). The broken variants exist
-so the page can show the statistics catching them; nothing outside this module may call them.
+``exactness.check`` enumerates with ``fractions.Fraction`` the law of the emitted token at one position, route by
+route, and of the first two tokens across rounds of a context-dependent pair, against the target.
+``exactness.broken`` gives the exact output law of the real round or of one broken on purpose, and with n > 0 a
+seeded sample: the real round through the engine, a broken one through the teaching-only functions below, which
+nothing outside this module may call. Non-goals: the proof itself (docs/exactness.md).
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ from .plot import Figure, bar, figure, layout, rounded, with_pattern
 from .verify import check_pair
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
+_ROUTES = ("p", "q", "accepted", "correction", "emitted")  # the columns of the one-position table
 
 
 def _weights(values: object, name: str) -> list[Fraction]:
@@ -37,8 +35,7 @@ def _weights(values: object, name: str) -> list[Fraction]:
 
 
 def _rolled(row: list[Fraction], k: int) -> list[Fraction]:
-    k %= len(row)
-    return row[-k:] + row[:-k] if k else list(row)
+    return row[-k % len(row) :] + row[: -k % len(row)]
 
 
 def _position_rows(p: list[Fraction], q: list[Fraction], names: list[str]) -> tuple[list[dict[str, Any]], Fraction]:
@@ -47,18 +44,11 @@ def _position_rows(p: list[Fraction], q: list[Fraction], names: list[str]) -> tu
     beta = sum(map(min, p, q), _ZERO)
     excess = [max(_ZERO, a - b) for a, b in zip(p, q, strict=True)]
     shortfall = sum(excess, _ZERO)  # = 1 - beta
-    return [
-        {
-            "token": name,
-            "p": str(p[x]),
-            "q": str(q[x]),
-            "accepted": str(min(p[x], q[x])),
-            "correction": str((1 - beta) * excess[x] / shortfall if shortfall else _ZERO),
-            "emitted": str(emitted[x]),
-            "equal": emitted[x] == p[x],
-        }
-        for x, name in enumerate(names)
-    ], beta
+    rows = []
+    for x, name in enumerate(names):
+        cells = (p[x], q[x], min(p[x], q[x]), (1 - beta) * excess[x] / shortfall if shortfall else _ZERO, emitted[x])
+        rows.append({"token": name, "equal": emitted[x] == p[x]} | dict(zip(_ROUTES, map(str, cells), strict=True)))
+    return rows, beta
 
 
 def _prefix_rows(p: list[Fraction], q: list[Fraction], gamma: int, names: list[str]) -> list[dict[str, Any]]:
@@ -118,15 +108,12 @@ BROKEN_VARIANTS: dict[str, str] = {
     "q-over-p": "Accept with min(1, q/p), the ratio upside down.",
     "unnormalized": "Draw the correction from max(0, p - q) without normalising it (inverse CDF on weights).",
     "draft-temperature": "Draft at temperature 0.5, but verify against the draft's temperature-1 probabilities.",
-    "greedy-soft": "The draft proposes its most likely token every time but declares its softmax q as the "
-    "distribution it drew from, as transformers' assisted generation did until PR #33534 (issue #32867, "
-    "reported on version 4.44.0).",
-    "zero-draft": "An honest draft that gives probability 0 to a token the target wants: top-k cuts q's least "
-    "likely token, for drawing and declaring alike. The real steps stay exact: that token comes out only as a "
-    "correction, from the residual.",
-    "zero-naive": "The draft draws from all of q but declares q after top-k (its least likely token cut), so a "
-    "token with declared q(x) = 0 arrives. A naive verifier computes p/0 = infinity and accepts it; steps.verify "
-    "rejects such a token outright, as vLLM's rejection sampler does.",
+    "greedy-soft": "The draft always proposes its argmax but declares its softmax q, as transformers' assisted "
+    "generation did until PR #33534 (issue #32867, reported on 4.44.0): p/q divides by a q nothing was drawn from.",
+    "zero-draft": "An honest draft that gives 0 to a token the target wants (top-k cuts q's least likely token, "
+    "drawn and declared alike). Still exact: that token comes only as a correction, from the residual.",
+    "zero-naive": "The draft draws from all of q but declares q after that top-k: a naive verifier computes p/0 = "
+    "infinity and accepts. steps.verify rejects such a token outright, as vLLM's rejection sampler does.",
 }
 _REAL = ("exact", "zero-draft")
 
@@ -186,7 +173,7 @@ def _teaching_broken_law(variant: str, p: list[Fraction], q: list[Fraction]) -> 
     return [x + rejected * f for x, f in zip(passed, fix, strict=True)]
 
 
-def _teaching_broken_token(parts: tuple[list[float], list[float], list[float]], rng: random.Random) -> int:
+def _teaching_broken_token(parts: Sequence[list[float]], rng: random.Random) -> int:
     """One broken round's emitted token, from the variant's float parts and three uniforms."""
     draw, accept, fix = parts
     x = sample(draw, rng.random())
@@ -196,24 +183,15 @@ def _teaching_broken_token(parts: tuple[list[float], list[float], list[float]], 
 # --8<-- [end:broken_variants]
 
 
-def _rational(row: list[float]) -> list[Fraction]:
-    # The nearest fractions with denominators up to 10^6 (0.35 is 7/20, not the float nearest it), renormalised.
-    return _normalized([Fraction(x).limit_denominator(10**6) for x in row])
-
-
 def _sample(variant: str, p: list[Fraction], q: list[Fraction], names: list[str], n: int, seed: int) -> list[int]:
-    """``n`` emitted tokens of the variant's one-token rounds, counted per token."""
-    rng, counts = random.Random(seed), [0] * len(p)
+    """The tokens ``n`` one-token rounds of the variant emit, counted per token (q: the draft the steps see)."""
+    rng = random.Random(seed)
     if variant in _REAL:
-        declared = _cut_least_likely(q) if variant == "zero-draft" else q
-        for round_ in sample_rounds([float(x) for x in p], [float(x) for x in declared], names, n, rng):
-            counts[round_.tokens[0]] += 1
-        return counts
-    draw, accept, fix = _teaching_broken_parts(variant, p, q)
-    parts = ([float(x) for x in draw], [float(x) for x in accept], [float(x) for x in fix])
-    for _ in range(n):
-        counts[_teaching_broken_token(parts, rng)] += 1
-    return counts
+        tokens = [r.tokens[0] for r in sample_rounds([float(x) for x in p], [float(x) for x in q], names, n, rng)]
+    else:
+        parts = tuple([float(x) for x in row] for row in _teaching_broken_parts(variant, p, q))
+        tokens = [_teaching_broken_token(parts, rng) for _ in range(n)]
+    return [tokens.count(x) for x in range(len(p))]
 
 
 @handler("exactness.broken", example={"variant": "greedy-soft", "p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6]})
@@ -225,18 +203,16 @@ def broken(
     seed: int = 0,
     labels: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The real round or a broken one: its exact output law, in fractions, and with n > 0 a seeded sample.
-
-    p and q are read as the nearest fractions with denominators up to 10^6, so the law (``law``, as fraction
-    strings beside the target's, ``target``) is exact for that rational pair. ``exact-tv`` is its total
-    variation from p.
-    """
+    """The real round or a broken one: its exact output law (``law``, fractions beside the target's) and with
+    n > 0 a seeded sample. p and q are read as the nearest fractions with denominators up to 10^6 (0.35 is 7/20,
+    not the float nearest it), so the law is exact for that rational pair; ``exact-tv`` is its distance from p."""
     kind = check_choice(variant, "variant", list(BROKEN_VARIANTS))
     p_row, q_row, names = check_pair(p, q, labels)
     count, s = check_int(n, "n", 0, MAX_SAMPLES), check_seed(seed)
-    p_exact, q_exact = _rational(p_row), _rational(q_row)
+    p_exact, q_exact = (_normalized([Fraction(x).limit_denominator(10**6) for x in row]) for row in (p_row, q_row))
     if kind in _REAL:
-        law = theory.exact_output_distribution(p_exact, _cut_least_likely(q_exact) if kind == "zero-draft" else q_exact)
+        q_exact = _cut_least_likely(q_exact) if kind == "zero-draft" else q_exact
+        law = theory.exact_output_distribution(p_exact, q_exact)
     else:
         law = _teaching_broken_law(kind, p_exact, q_exact)
     off = sum((abs(e - x) for e, x in zip(law, p_exact, strict=True)), _ZERO) / 2
@@ -260,20 +236,12 @@ def broken(
 
 def _broken_figure(labels: list[str], p: list[float], law: list[float], counts: list[int]) -> Figure:
     """Target p against what one (maybe broken) implementation emits: exactly, and in a sample."""
-    exactly = bar(
-        labels,
-        law,
-        name="this implementation, exactly",
-        role="rejected",
-        hover="P(emit %{x}) = %{y:.4f}<extra></extra>",
-    )
+    hover = "P(emit %{x}) = %{y:.4f}<extra></extra>"
     data = [
         bar(labels, p, name="target p", role="target", hover="p(%{x}) = %{y:.4f}<extra></extra>"),
-        with_pattern(exactly, "x"),
+        with_pattern(bar(labels, law, name="this implementation, exactly", role="rejected", hover=hover), "x"),
     ]
     if counts:
-        n = sum(counts)
-        data.append(
-            with_pattern(bar(labels, [c / n for c in counts], name=f"sampled, {n:,} rounds", role="accepted"), ".")
-        )
+        shares = [c / sum(counts) for c in counts]
+        data.append(with_pattern(bar(labels, shares, name=f"sampled, {sum(counts):,} rounds", role="accepted"), "."))
     return figure(data, layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"))

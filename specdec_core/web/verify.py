@@ -1,11 +1,8 @@
 """The Verify page (docs/verify.md): one position's test, a real round on text, and the rates a server reports.
 
-``verify.pair`` draws one position (p, q, the accepted mass min(p, q) and the residual) as the draft is blended
-toward the target; ``verify.ngram`` plays one whole round of the n-gram pair, drafting exactly what the Draft page
-drafts for the same arguments; ``verify.rates`` sets the per-token acceptance rate alpha against the draft
-acceptance rate (accepted / drafted, as vLLM reports it) and alpha^gamma.
-
-Non-goals: the correction's own page (``web/correct.py``); the rules themselves live in ``steps.py``.
+``verify.pair``: p, q, min(p, q) and the residual as the draft is blended toward p. ``verify.ngram``: one round
+of the n-gram pair, drafting what the Draft page drafts for the same arguments. ``verify.rates``: the per-token
+acceptance rate alpha against the draft acceptance rate (accepted / drafted) and alpha^gamma. Non-goals: the rules.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import models, steps, theory
+from .. import steps, theory
 from ..distributions import acceptance_rate, residual, total_variation
 from . import handler
 from .args import check_int, check_labels, check_number, check_probs
@@ -59,31 +56,6 @@ def pair(
     }
 
 
-def _positions(
-    pair_: models.Pair, round_: steps.Round, p_rows: list[list[float]], q_rows: list[list[float]]
-) -> list[dict[str, Any]]:
-    # Per-token values go out unrounded: a tiny q would lose its digits, and the tests compare u with p/q exactly.
-    return [
-        {
-            "index": pos.index,
-            "label": f"{pos.index + 1}. {pair_.vocab[pos.token]}",
-            "word": pair_.vocab[pos.token],
-            "p": pos.p,
-            "q": pos.q,
-            "ratio": pos.ratio,
-            "threshold": min(1.0, pos.ratio),
-            "u": pos.u,
-            "outcome": pos.outcome,
-            "beta": round(acceptance_rate(p_rows[pos.index], q_rows[pos.index]), 12),
-        }
-        for pos in round_.positions
-    ]
-
-
-def _top(pair_: models.Pair, row: list[float]) -> list[dict[str, Any]]:
-    return [{"word": pair_.vocab[t], "p": row[t]} for t in top_tokens(row, 3)]
-
-
 @handler("verify.ngram", example=NGRAM_EXAMPLE)
 def ngram(
     prompt: str = "",
@@ -99,17 +71,23 @@ def ngram(
     ``beta`` is the mean over the drafted positions of beta_i = sum_x min(p_i(x), q_i(x)).
     """
     pair_, context, tokens, q_rows, rng = draft_ngram(prompt, gamma, temperature, top_k, top_p, seed)
-    g = len(tokens)
+    g, words = len(tokens), pair_.vocab
     # The one target pass: row j scores draft j; row gamma is the bonus distribution.
     p_rows = [pair_.target.probs(context + tokens[:j]) for j in range(g + 1)]  # [gamma + 1][V]
     round_ = steps.speculative_round(p_rows, q_rows, tokens, rng)
-    positions = _positions(pair_, round_, p_rows, q_rows)
+    # Per-token values go out unrounded: a tiny q would lose its digits, and the tests compare u with p/q exactly.
+    positions = [
+        pos.to_dict()
+        | {"word": words[pos.token], "label": f"{pos.index + 1}. {words[pos.token]}", "threshold": min(1.0, pos.ratio)}
+        | {"beta": round(acceptance_rate(p_rows[pos.index], q_rows[pos.index]), 12)}
+        for pos in round_.positions
+    ]
     at = round_.accepted
     source = residual(p_rows[at], q_rows[at]) if round_.ended_with == "correction" else p_rows[g]
-    rows = [
-        {"scores": f"{j + 1}. {pair_.vocab[tokens[j]]}" if j < g else "bonus", "top": _top(pair_, p_rows[j])}
-        for j in range(g + 1)
-    ]
+
+    def top(row: list[float]) -> list[dict[str, Any]]:
+        return [{"word": words[t], "p": row[t]} for t in top_tokens(row, 3)]
+
     return {
         "figure": _round_figure(positions),
         "metrics": {
@@ -121,13 +99,9 @@ def ngram(
         "prompt_words": prompt_words(pair_, str(prompt)),
         "context_text": pair_.decode(context[-24:]),
         "positions": positions,
-        "rows": rows,
-        "final": {
-            "word": pair_.vocab[round_.final_token],
-            "kind": round_.ended_with,
-            "prob": source[round_.final_token],
-            "top": _top(pair_, source),
-        },
+        "rows": [{"scores": positions[j]["label"] if j < g else "bonus", "top": top(p_rows[j])} for j in range(g + 1)],
+        "final": {"word": words[round_.final_token], "kind": round_.ended_with, "prob": source[round_.final_token]}
+        | {"top": top(source)},
         "emitted_text": pair_.decode(round_.tokens),
     }
 
@@ -159,35 +133,32 @@ def rates(alpha: float = 0.8, gamma: int = 4) -> dict[str, Any]:
 def _round_figure(positions: list[dict[str, Any]]) -> Figure:
     """Each draft position's acceptance threshold min(1, p/q) as a bar and its uniform u as a marker:
     u below the top of the bar accepts, above it rejects; positions after the first rejection are greyed."""
-    names = {
-        "accepted": "accepted: u < min(1, p/q)",
-        "rejected": "rejected: u ≥ min(1, p/q)",
-        "discarded": "discarded: never checked",
-    }
     hover = "%{x}<br>p(x) = %{customdata[0]:.3f}, q(x) = %{customdata[1]:.3f}<br>min(1, p/q) = %{y:.3f}<extra></extra>"
     bars: list[PlotTrace] = []
     marks: list[PlotTrace] = []
-    for outcome, symbol in (("accepted", "circle"), ("rejected", "x"), ("discarded", "")):
+    for outcome, name, symbol in (
+        ("accepted", "accepted: u < min(1, p/q)", "circle"),
+        ("rejected", "rejected: u \N{GREATER-THAN OR EQUAL TO} min(1, p/q)", "x"),
+        ("discarded", "discarded: never checked", ""),  # no u: the verifier never looked at it
+    ):
         picked = [pos for pos in positions if pos["outcome"] == outcome]
         if not picked:
             continue
         labels = [pos["label"] for pos in picked]
-        trace = bar(labels, [pos["threshold"] for pos in picked], name=names[outcome], hover=hover)
+        trace = bar(labels, [pos["threshold"] for pos in picked], name=name, hover=hover)
         trace["marker"] = {"color": COLORS[outcome], "opacity": 0.45}
-        if outcome == "discarded":
-            trace["marker"]["pattern"] = {"shape": PATTERNS["discarded"]}
         trace["customdata"] = [[pos["p"], pos["q"]] for pos in picked]
+        if not symbol:
+            trace["marker"]["pattern"] = {"shape": PATTERNS["discarded"]}
+            bars.append(trace)
+            continue
         bars.append(trace)
-        if symbol:  # a discarded draft has no u: the verifier never looked at it
-            style = {"symbol": symbol, "size": 14, "line": {"width": 2, "color": COLORS[outcome]}}
-            u = [pos["u"] for pos in picked]
-            hover_u = "%{x}<br>u = %{y:.3f}<extra></extra>"
-            marks.append(line([], u, name=f"u ({outcome})", role=outcome, mode="markers", marker=style, hover=hover_u))
-            marks[-1]["x"] = labels
-    lay = layout(x_title="draft position and word", y_title="probability", y_range=[0, 1.05], height=340)
-    lay["barmode"] = "overlay"
-    lay["xaxis"].update(type="category", categoryorder="array", categoryarray=[pos["label"] for pos in positions])
-    return figure(bars + marks, lay)
+        style = {"symbol": symbol, "size": 14, "line": {"width": 2, "color": COLORS[outcome]}}
+        u, hover_u = [pos["u"] for pos in picked], "%{x}<br>u = %{y:.3f}<extra></extra>"
+        marks.append(line(labels, u, name=f"u ({outcome})", role=outcome, mode="markers", marker=style, hover=hover_u))
+    order = {"type": "category", "categoryorder": "array", "categoryarray": [pos["label"] for pos in positions]}
+    lay = layout(x_title="draft position and word", y_title="probability", y_range=[0, 1.05], xaxis=order)
+    return figure(bars + marks, lay | {"barmode": "overlay", "height": 340})
 
 
 def _rates_figure(

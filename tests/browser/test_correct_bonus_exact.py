@@ -78,7 +78,7 @@ def test_correct_presets_and_sliders_redraw_and_keep_the_identity(page: Any) -> 
     widget = open_live(page, "correct/", "correct-split")
     worked = native("correct.split", preset="worked")
     expect(metric(widget, "beta")).to_have_attribute("data-value", js_number(worked["metrics"]["beta"]))
-    expect(widget.get_by_role("button", name="Our worked example")).to_have_attribute("aria-pressed", "true")
+    expect(widget.get_by_role("button", name="Our example")).to_have_attribute("aria-pressed", "true")
 
     proof = widget.locator(".sd-chart").nth(1)
     before = renders(proof)

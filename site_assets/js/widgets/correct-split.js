@@ -8,7 +8,7 @@
 //   </div>
 
 const PRESETS = [
-  ["worked", "Our worked example"],
+  ["worked", "Our example"],
   ["disjoint", "Disjoint supports"],
   ["equal", "p = q"],
   ["one-hot", "One-hot draft"],

@@ -7,7 +7,7 @@
 //   </div>
 
 const PRESETS = [
-  ["Our worked example", [8, 7, 5], [1, 1, 3]],
+  ["Our example", [8, 7, 5], [1, 1, 3]],
   ["Disjoint supports", [1, 1, 0], [0, 0, 1]],
   ["p = q", [3, 2, 1], [3, 2, 1]],
   ["One-hot draft", [5, 3, 2], [0, 1, 0]],
