@@ -49,9 +49,23 @@ __all__ = [
 
 
 class LanguageModel(Protocol):
-    """Anything that gives a next-token distribution for a context of token ids."""
+    """Anything that gives a next-token distribution for a context of token ids.
+
+    A model may also declare ``context_size``: an int n such that its row depends on the last n tokens only
+    (0: on none). Wrappers that cache rows (``MixtureModel``) key on those tokens; a model that does not declare
+    it is keyed on its whole context.
+    """
 
     def probs(self, context: Sequence[int]) -> list[float]: ...
+
+
+def _context_key(model: object, context: Sequence[int]) -> tuple[int, ...]:
+    """The part of ``context`` that ``model``'s row depends on, as a cache key."""
+    size = getattr(model, "context_size", None)
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+        # NOTE: context[-0:] would be the whole context, hence the explicit case.
+        return tuple(context[-size:]) if size else ()
+    return tuple(context)
 
 
 class ModelPair(Protocol):
@@ -158,6 +172,8 @@ class Pair:
 class FixedModel:
     """The same distribution at every position, whatever the context (i.i.d. positions)."""
 
+    context_size = 0
+
     def __init__(self, row: Sequence[float]) -> None:
         self.row = validate_probs(row, "row")
 
@@ -170,6 +186,8 @@ class MarkovModel:
 
     ``table[t]`` is the row after token ``t``; ``start`` is the row for an empty context.
     """
+
+    context_size = 1
 
     def __init__(self, table: Sequence[Sequence[float]], start: Sequence[float]) -> None:
         self.table = [validate_probs(row, f"table[{i}]") for i, row in enumerate(table)]
@@ -188,20 +206,28 @@ class MixtureModel:
     rate sum_x min(p(x), q(x)) never decreases as ``weight`` grows: 1/V-ish at 0, exactly 1 at 1.
     """
 
-    def __init__(self, base: LanguageModel, weight: float, vocab_size: int) -> None:
+    def __init__(self, base: LanguageModel, weight: float, vocab_size: int, cache_size: int = 256) -> None:
         self.base = base
         self.weight = check_alpha(weight, "quality")
         self.vocab_size = vocab_size
-        self._cache: dict[tuple[int, ...], list[float]] = {}
+        # The mixture sees exactly the context its base sees.
+        self.context_size: int | None = getattr(base, "context_size", None)
+        self._cache_size = cache_size
+        self._cache: OrderedDict[tuple[int, ...], list[float]] = OrderedDict()
 
     def probs(self, context: Sequence[int]) -> list[float]:
-        # The base models here are Markov, so the last token is the whole state worth caching.
-        key = tuple(context[-1:])
+        # Keyed on the tokens the base row depends on (all of them when the base does not say), so two contexts
+        # share a cached row only when the base would give them the same one.
+        key = _context_key(self.base, context)
         row = self._cache.get(key)
         if row is None:
             w, rest = self.weight, (1.0 - self.weight) / self.vocab_size
             row = [w * x + rest for x in self.base.probs(context)]
             self._cache[key] = row
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
         return list(row)
 
 
@@ -444,6 +470,7 @@ class NGramModel:
         if isinstance(max_vocab, bool) or not isinstance(max_vocab, int) or max_vocab < 1:
             raise ValueError(f"max_vocab must be a positive int (got {max_vocab!r})")
         self.order = order
+        self.context_size = order - 1  # the row depends on the last order - 1 tokens
         self.temperature = temperature
         self.top_k = top_k
         self.top_p = top_p

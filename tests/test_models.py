@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from importlib import resources
 
@@ -15,6 +16,7 @@ from specdec_core.models import (
     TEXT_RESOURCE,
     FixedModel,
     MarkovModel,
+    MixtureModel,
     NGramModel,
     Pair,
     agreement_distributions,
@@ -117,6 +119,31 @@ def test_quality_rejects_out_of_range() -> None:
         quality_pair(-0.1)
     with pytest.raises(ValueError, match="quality"):
         quality_pair(1.01)
+
+
+class _LengthModel:
+    """A model whose row depends on the whole context (its length), and that declares no context size."""
+
+    def probs(self, context: Sequence[int]) -> list[float]:
+        return [1.0, 0.0] if len(context) % 2 == 0 else [0.0, 1.0]
+
+
+def test_mixture_over_the_trigram_keeps_contexts_that_share_the_last_token_apart() -> None:
+    """The contexts "it is" and "he is" end in the same token; the trigram's rows for them differ, so must the mixture's."""
+    pair = ngram_pair()
+    size = len(pair.vocab)
+    mixture = MixtureModel(pair.target, 0.5, size)
+    it_is, he_is = pair.encode("it is"), pair.encode("he is")
+    assert it_is[-1] == he_is[-1] and pair.target.probs(it_is) != pair.target.probs(he_is)
+    for context in (it_is, he_is, it_is, he_is):  # twice each: the second call is served from the cache
+        expected = [0.5 * x + 0.5 / size for x in pair.target.probs(context)]
+        assert mixture.probs(context) == pytest.approx(expected, abs=1e-15)
+
+
+def test_mixture_over_a_model_without_a_context_size_keys_on_the_whole_context() -> None:
+    mixture = MixtureModel(_LengthModel(), 1.0, 2)
+    assert [mixture.probs([0] * n) for n in range(4)] == [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]
+    assert mixture.probs([1, 1, 1]) == [0.0, 1.0]
 
 
 # Pair plumbing -------------------------------------------------------------------------------------------------
