@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
-from itertools import pairwise
 from typing import Protocol, TypeVar, overload
 
 from .distributions import check_alpha, shape, validate_probs
@@ -45,6 +44,7 @@ __all__ = [
     "ngram_pair",
     "quality_pair",
     "tokenize",
+    "training_paragraphs",
 ]
 
 
@@ -392,48 +392,54 @@ def _read_text() -> str:
     return resources.files("specdec_core").joinpath(TEXT_RESOURCE).read_text(encoding="utf-8")
 
 
-def _paragraphs(text: str) -> list[list[str]]:
-    out: list[list[str]] = []
-    for block in re.split(r"\n\s*\n", text):
-        block = block.strip()
-        # Chapter headings and the title page are not prose.
-        if not block or re.fullmatch(r"Chapter \d+|PRIDE AND PREJUDICE|By Jane Austen", block):
-            continue
-        out.append(tokenize(block.replace("_", "")))
+def training_paragraphs() -> list[str]:
+    """The prose paragraphs of the bundled text, each on one line: the text the models are trained on.
+
+    Blank lines separate paragraphs; chapter headings and the title page are left out; the underscores that
+    mark italics are dropped and the line breaks that wrap a paragraph become spaces.
+    """
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", _read_text()):
+        block = " ".join(block.replace("_", "").split())
+        if block and not re.fullmatch(r"Chapter \d+|PRIDE AND PREJUDICE|By Jane Austen", block):
+            out.append(block)
     return out
+
+
+def _paragraphs() -> list[list[str]]:
+    return [tokenize(block) for block in training_paragraphs()]
+
+
+def _bump(row: dict[int, int], token: int) -> None:
+    row[token] = row.get(token, 0) + 1
 
 
 @cache
 def _counts(max_vocab: int) -> _Counts:
-    paragraphs = _paragraphs(_read_text())
+    paragraphs = _paragraphs()
     frequency = Counter(word for para in paragraphs for word in para)
     # Most frequent first, ties alphabetical, so the vocabulary is the same on every platform.
     kept = sorted(frequency, key=lambda w: (-frequency[w], w))[:max_vocab]
     vocab = [*kept, _UNK, _END]
     index = {w: i for i, w in enumerate(vocab)}
     unk, end = index[_UNK], index[_END]
-    # Each paragraph ends with <end>, and the context before its first word is <end> <end>: generation from an
-    # empty context starts a paragraph.
-    stream = [end, end]
-    for para in paragraphs:
-        stream.extend(index.get(w, unk) for w in para)
-        stream.append(end)
+    # Each paragraph is its own sequence: padded with <end> <end> before its first word (so an empty context, which
+    # the models pad the same way, starts a paragraph) and closed by <end>. Counting within each sequence keeps
+    # the padding of one paragraph from reading as the continuation of the last.
     size = len(vocab)
     unigram = [0] * size
-    for token in stream[2:]:
-        unigram[token] += 1
     bigram: dict[int, dict[int, int]] = {}
-    for v, w in pairwise(stream[1:]):
-        row = bigram.setdefault(v, {})
-        row[w] = row.get(w, 0) + 1
     trigram: dict[tuple[int, int], dict[int, int]] = {}
     middle: dict[int, dict[int, int]] = {}
-    for u, v, w in zip(stream, stream[1:], stream[2:], strict=False):
-        row = trigram.setdefault((u, v), {})
-        if w not in row:
-            mid = middle.setdefault(v, {})
-            mid[w] = mid.get(w, 0) + 1
-        row[w] = row.get(w, 0) + 1
+    for para in paragraphs:
+        stream = [end, end, *(index.get(w, unk) for w in para), end]
+        for u, v, w in zip(stream, stream[1:], stream[2:], strict=False):
+            unigram[w] += 1
+            _bump(bigram.setdefault(v, {}), w)
+            row = trigram.setdefault((u, v), {})
+            if w not in row:
+                _bump(middle.setdefault(v, {}), w)
+            _bump(row, w)
     left_types = [0] * size
     for row in bigram.values():
         for w in row:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 from importlib import resources
@@ -24,6 +25,7 @@ from specdec_core.models import (
     ngram_pair,
     quality_pair,
     tokenize,
+    training_paragraphs,
 )
 
 # (a) Agreement rate --------------------------------------------------------------------------------------------
@@ -129,7 +131,7 @@ class _LengthModel:
 
 
 def test_mixture_over_the_trigram_keeps_contexts_that_share_the_last_token_apart() -> None:
-    """The contexts "it is" and "he is" end in the same token; the trigram's rows for them differ, so must the mixture's."""
+    """The contexts "it is" and "he is" end in the same token, but the trigram gives them different rows."""
     pair = ngram_pair()
     size = len(pair.vocab)
     mixture = MixtureModel(pair.target, 0.5, size)
@@ -209,6 +211,25 @@ def test_empty_context_is_the_start_of_a_paragraph() -> None:
     assert end is not None
     assert pair.target.probs([]) == pair.target.probs([end, end])
     assert pair.draft.probs([]) == pair.draft.probs([end])
+
+
+def test_empty_context_row_follows_how_paragraphs_begin() -> None:
+    """Every training paragraph starts after the context (end, end), so the target's row there is the
+    interpolated Kneser-Ney row over the paragraph-first tokens: with n paragraphs, c(w) of them starting with
+    w and T distinct first tokens, row(w) = max(c(w) - D, 0) / n + lam * lower(w), lam = D * T / n, D = 0.75.
+    Its distance from the empirical law c(w) / n is then at most lam: the row loses D / n on each seen token
+    and gains lam * lower(w) >= 0 on every token, and the gains sum to lam. If (end, end) preceded only the
+    novel's first paragraph, the row would put 0.25 + 0.75 * lower on the novel's first token instead."""
+    pair = ngram_pair()
+    firsts = Counter(pair.encode(paragraph)[0] for paragraph in training_paragraphs())
+    n = sum(firsts.values())
+    row = pair.target.probs([])
+    empirical = [firsts[token] / n for token in range(len(pair.vocab))]
+    lam = 0.75 * len(firsts) / n
+    assert n > 500 and lam < 0.2
+    assert total_variation(row, empirical) <= lam + 1e-12
+    (novel_first,) = pair.encode(training_paragraphs()[0])[:1]
+    assert row[novel_first] <= empirical[novel_first] + lam
 
 
 def test_trigram_target_uses_two_words_and_bigram_draft_one() -> None:
