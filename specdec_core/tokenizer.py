@@ -79,7 +79,7 @@ BUNDLED_VOCAB_SIZE = 1024
 # word leaves its last space to the word ("a  b" -> "a", " ", " b"). Between them they match every character.
 _CHUNK_RE = re.compile(r" ?[^\W\d_]+(?:'[^\W\d_]+)*| ?\d+| ?(?:[^\w\s]|_)+|\s+(?!\S)|\s+")
 
-Pair = tuple[int, int]
+_IdPair = tuple[int, int]  # two adjacent token ids
 
 
 def split_chunks(text: str) -> list[str]:
@@ -91,7 +91,7 @@ def split_chunks(text: str) -> list[str]:
     return _CHUNK_RE.findall(text)
 
 
-def merge(ids: Sequence[int], pair: Pair, token: int) -> list[int]:
+def merge(ids: Sequence[int], pair: _IdPair, token: int) -> list[int]:
     """Replace each occurrence of ``pair`` in ``ids``, left to right, by ``token``.
 
     >>> merge([97, 97, 97, 98], (97, 97), 256)
@@ -116,13 +116,15 @@ class Tokenizer:
     """
 
     def __init__(self, merges: Sequence[tuple[int, int]]) -> None:
-        self.merges: list[Pair] = []
+        self.merges: list[_IdPair] = []
         self._bytes: list[bytes] = [bytes([b]) for b in range(256)]
         for i, pair in enumerate(merges):
             if not isinstance(pair, tuple) or len(pair) != 2:
                 raise TypeError(f"merges[{i}] must be a pair of token ids")
             for token in pair:
-                if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < 256 + i:
+                if isinstance(token, bool) or not isinstance(token, int):
+                    raise TypeError(f"merges[{i}] must hold ints, got {type(token).__name__}")
+                if not 0 <= token < 256 + i:
                     raise ValueError(f"merges[{i}] must join ids in 0..{255 + i} (got {pair!r})")
             self.merges.append((pair[0], pair[1]))
             self._bytes.append(self._bytes[pair[0]] + self._bytes[pair[1]])
@@ -142,7 +144,7 @@ class Tokenizer:
         return b"\n" if token == self.end_token else self._bytes[token]
 
     def piece(self, token: int) -> str:
-        """A token as readable text: a space shows as "▁", a byte that is no printable character as <0xNN>."""
+        """A token as readable text: a space shows as "▁", and a byte that is not a printable character as <0xNN>."""
         self._check(token, "token")
         if token == self.end_token:
             return END
@@ -189,7 +191,7 @@ class Tokenizer:
     @classmethod
     def from_text(cls, text: str) -> Tokenizer:
         """A tokenizer from the text ``to_text`` writes."""
-        merges: list[Pair] = []
+        merges: list[_IdPair] = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line or line.startswith("#"):
                 continue
@@ -252,13 +254,13 @@ def train(text: str, vocab_size: int) -> Tokenizer:
     words = [list(chunk.encode("utf-8")) for chunk in weights]
     freq = list(weights.values())
     # Step 2: pair counts over all chunks, and which chunks hold each pair.
-    counts: dict[Pair, int] = {}
-    where: dict[Pair, set[int]] = {}
+    counts: dict[_IdPair, int] = {}
+    where: dict[_IdPair, set[int]] = {}
     for i, word in enumerate(words):
         _update(counts, where, i, Counter(pairwise(word)), freq[i])
     heap = [(-count, pair) for pair, count in counts.items()]
     heapq.heapify(heap)
-    merges: list[Pair] = []
+    merges: list[_IdPair] = []
     # Step 3: merge the most frequent pair, then recount only the chunks that held it.
     while len(merges) < vocab_size - 257:
         best = _pop_best(heap, counts)
@@ -279,10 +281,10 @@ def train(text: str, vocab_size: int) -> Tokenizer:
 
 
 def _update(
-    counts: dict[Pair, int], where: dict[Pair, set[int]], i: int, delta: Counter[Pair], weight: int
-) -> list[Pair]:
+    counts: dict[_IdPair, int], where: dict[_IdPair, set[int]], i: int, delta: Counter[_IdPair], weight: int
+) -> list[_IdPair]:
     """Add ``delta`` (pair -> change in occurrences within chunk i) times the chunk's ``weight``."""
-    changed: list[Pair] = []
+    changed: list[_IdPair] = []
     for pair, change in delta.items():
         if change == 0:
             continue
@@ -299,7 +301,7 @@ def _update(
     return changed
 
 
-def _pop_best(heap: list[tuple[int, Pair]], counts: dict[Pair, int]) -> Pair | None:
+def _pop_best(heap: list[tuple[int, _IdPair]], counts: dict[_IdPair, int]) -> _IdPair | None:
     """The most frequent pair, ties to the smallest; heap entries whose count has since changed are stale."""
     while heap:
         negative, pair = heapq.heappop(heap)

@@ -197,3 +197,5 @@ def test_bad_input_names_the_argument() -> None:
         Tokenizer([(97, 98), (97, 98)])
     with pytest.raises(ValueError, match="line 2"):
         Tokenizer.from_text("# header\n97 x\n")
+    with pytest.raises(TypeError, match=r"merges\[0\] must hold ints"):
+        Tokenizer([(97, "b")])  # type: ignore[list-item]
