@@ -198,6 +198,9 @@ class MixtureModel:
 
     Per token, min(p, w p + (1 - w) u) is p where p <= u and increases with w where p > u, so the acceptance
     rate sum_x min(p(x), q(x)) never decreases as ``weight`` grows: 1/V-ish at 0, exactly 1 at 1.
+
+    Rows are kept in a least-recently-used cache of ``cache_size`` entries, keyed on the tokens the base's row
+    depends on (its ``context_size``, or the whole context when it declares none), so any base model works.
     """
 
     def __init__(self, base: LanguageModel, weight: float, vocab_size: int, cache_size: int = 256) -> None:
