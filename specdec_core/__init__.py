@@ -12,6 +12,7 @@ Modules, each depending only on those above it:
 
 - ``distributions``  probability vectors: validation, sampling from a given uniform, residual, acceptance rate
 - ``steps``          draft, verify, correct, bonus, and ``speculative_round``
+- ``tokenizer``      a small byte-level BPE trained on the bundled text: every string encodes
 - ``models``         model pairs: a set agreement rate, a draft-quality knob, small n-gram language models
 - ``policies``       how many tokens to draft next
 - ``engine``         generation loops producing a ``Trace``

@@ -7,27 +7,27 @@ with ``probs(context) -> list[float]`` (a full row over the vocabulary, summing 
   ``alpha`` exactly. Positions are i.i.d., which is the assumption behind the closed forms in ``theory.py``.
 - ``quality_pair(quality)``: a small Markov chain over 24 English words as the target, and as the draft a
   mixture ``quality * p + (1 - quality) * uniform``. Quality 0 is a random guesser, 1 is a perfect draft.
-- ``ngram_pair()``: word-level n-gram language models trained on the first 24 chapters of *Pride and
-  Prejudice* (bundled, see ``data/README.md``): an interpolated Kneser-Ney trigram target and a weaker
-  bigram draft with absolute discounting.
+- ``ngram_pair()``: n-gram language models over the byte-level BPE tokens of ``tokenizer.py``, trained on the
+  first 24 chapters of *Pride and Prejudice* (bundled, see ``data/README.md``): an interpolated Kneser-Ney
+  trigram target and a weaker bigram draft with absolute discounting. Any text the reader types encodes.
 
-Non-goals: neural models, logits, tokenisers beyond a word/punctuation regex. The n-gram models are trained
-lazily, on first use, never at ``import specdec_core``.
+Non-goals: neural models, logits. The n-gram counts are made lazily, on first use, never at
+``import specdec_core``; the tokenizer's merges are shipped, never learned at run time.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
-from itertools import pairwise
 from typing import Protocol, TypeVar, overload
 
 from .distributions import check_alpha, shape, validate_probs
+from .tokenizer import TEXT_RESOURCE, bundled_tokenizer, training_paragraphs
 
 __all__ = [
     "QUALITY_WORDS",
@@ -39,19 +39,32 @@ __all__ = [
     "ModelPair",
     "NGramModel",
     "Pair",
+    "TextCodec",
     "agreement_distributions",
     "agreement_pair",
-    "decode_words",
     "ngram_pair",
     "quality_pair",
-    "tokenize",
 ]
 
 
 class LanguageModel(Protocol):
-    """Anything that gives a next-token distribution for a context of token ids."""
+    """Anything that gives a next-token distribution for a context of token ids.
+
+    A model may also declare ``context_size``: an int n such that its row depends on the last n tokens only
+    (0: on none). Wrappers that cache rows (``MixtureModel``) key on those tokens; a model that does not declare
+    it is keyed on its whole context.
+    """
 
     def probs(self, context: Sequence[int]) -> list[float]: ...
+
+
+def _context_key(model: object, context: Sequence[int]) -> tuple[int, ...]:
+    """The part of ``context`` that ``model``'s row depends on, as a cache key."""
+    size = getattr(model, "context_size", None)
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+        # NOTE: context[-0:] would be the whole context, hence the explicit case.
+        return tuple(context[-size:]) if size else ()
+    return tuple(context)
 
 
 class ModelPair(Protocol):
@@ -70,48 +83,26 @@ class ModelPair(Protocol):
     def end_token(self) -> int | None: ...
 
 
-# Tokens ---------------------------------------------------------------------------------------------------------
-
-# Words (with inner apostrophes, "don't") and the punctuation that shapes sentences. Quotes, dashes and the
-# underscores that mark italics in the source are dropped: unbalanced quotes make sampled text hard to read.
-_TOKEN_RE = re.compile(r"[a-z]+(?:'[a-z]+)*|[.,;:!?]")
-_PUNCTUATION = frozenset(".,;:!?")
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-case ``text`` and split it into words and punctuation.
-
-    >>> tokenize('"My dear Mr. Bennet," said his lady.')
-    ['my', 'dear', 'mr', '.', 'bennet', ',', 'said', 'his', 'lady', '.']
-    """
-    return _TOKEN_RE.findall(text.lower())
-
-
-def decode_words(words: Sequence[str], end_word: str | None = None) -> str:
-    """Join words into text: punctuation sticks to the word before it, ``end_word`` becomes a line break.
-
-    >>> decode_words(['it', 'is', 'a', 'truth', ',', 'sir', '.', '<end>', 'yes'], end_word='<end>')
-    'it is a truth, sir.\\nyes'
-    """
-    out: list[str] = []
-    for word in words:
-        if end_word is not None and word == end_word:
-            out.append("\n")
-        elif word in _PUNCTUATION or not out or out[-1] == "\n":
-            out.append(word)
-        else:
-            out.append(" " + word)
-    return "".join(out)
-
-
 # The pair -------------------------------------------------------------------------------------------------------
+
+
+class TextCodec(Protocol):
+    """How a pair turns text into its token ids and back (``tokenizer.Tokenizer`` is one)."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
 
 
 @dataclass(frozen=True)
 class Pair:
-    """A concrete ``ModelPair`` with a readable vocabulary.
+    """A concrete ``ModelPair`` with a readable vocabulary: ``vocab[i]`` is token i as the reader sees it.
 
-    ``unknown`` is the id that ``encode`` maps out-of-vocabulary words to (None: such words are an error).
+    With a ``tokenizer`` (the n-gram pair's byte-level BPE), text goes through it: every string encodes and
+    ``decode(encode(text)) == text``. Without one the vocabulary is a list of words: ``encode`` lower-cases the
+    text, splits it into words and sentence punctuation (dropping quotes, dashes and underscores) and rejects a
+    word outside ``vocab``; ``decode`` joins the words with spaces, punctuation stuck to the word before it.
+    Either way the end token decodes to a line break.
     """
 
     target: LanguageModel
@@ -119,7 +110,7 @@ class Pair:
     vocab: list[str]
     end_token: int | None = None
     name: str = ""
-    unknown: int | None = None
+    tokenizer: TextCodec | None = None
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -130,10 +121,14 @@ class Pair:
         object.__setattr__(self, "_index", {w: i for i, w in enumerate(self.vocab)})
 
     def encode(self, text: str) -> list[int]:
-        """Token ids for ``text`` (see ``tokenize``)."""
+        """Token ids for ``text``."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if self.tokenizer is not None:
+            return self.tokenizer.encode(text)
         ids: list[int] = []
-        for word in tokenize(text):
-            token = self._index.get(word, self.unknown)
+        for word in _WORD_RE.findall(text.lower()):
+            token = self._index.get(word)
             if token is None:
                 raise ValueError(f"text has a word outside the vocabulary: {word!r}")
             ids.append(token)
@@ -141,15 +136,28 @@ class Pair:
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text for token ids; the end token becomes a line break."""
-        end_word = self.vocab[self.end_token] if self.end_token is not None else None
-        words: list[str] = []
         for i, token in enumerate(ids):
             if isinstance(token, bool) or not isinstance(token, int):
                 raise TypeError(f"ids[{i}] must be an int, got {type(token).__name__}")
             if not 0 <= token < len(self.vocab):
                 raise ValueError(f"ids[{i}] must be a token id in 0..{len(self.vocab) - 1} (got {token})")
-            words.append(self.vocab[token])
-        return decode_words(words, end_word)
+        if self.tokenizer is not None:
+            return self.tokenizer.decode(ids)
+        out: list[str] = []
+        for token in ids:
+            word = self.vocab[token]
+            if token == self.end_token:
+                out.append("\n")
+            elif word in _PUNCTUATION or not out or out[-1] == "\n":
+                out.append(word)
+            else:
+                out.append(" " + word)
+        return "".join(out)
+
+
+# Word pairs read words (with inner apostrophes, "don't") and the punctuation that shapes sentences.
+_WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)*|[.,;:!?]")
+_PUNCTUATION = frozenset(".,;:!?")
 
 
 # Synthetic models -----------------------------------------------------------------------------------------------
@@ -157,6 +165,8 @@ class Pair:
 
 class FixedModel:
     """The same distribution at every position, whatever the context (i.i.d. positions)."""
+
+    context_size = 0
 
     def __init__(self, row: Sequence[float]) -> None:
         self.row = validate_probs(row, "row")
@@ -170,6 +180,8 @@ class MarkovModel:
 
     ``table[t]`` is the row after token ``t``; ``start`` is the row for an empty context.
     """
+
+    context_size = 1
 
     def __init__(self, table: Sequence[Sequence[float]], start: Sequence[float]) -> None:
         self.table = [validate_probs(row, f"table[{i}]") for i, row in enumerate(table)]
@@ -186,22 +198,33 @@ class MixtureModel:
 
     Per token, min(p, w p + (1 - w) u) is p where p <= u and increases with w where p > u, so the acceptance
     rate sum_x min(p(x), q(x)) never decreases as ``weight`` grows: 1/V-ish at 0, exactly 1 at 1.
+
+    Rows are kept in a least-recently-used cache of ``cache_size`` entries, keyed on the tokens the base's row
+    depends on (its ``context_size``, or the whole context when it declares none), so any base model works.
     """
 
-    def __init__(self, base: LanguageModel, weight: float, vocab_size: int) -> None:
+    def __init__(self, base: LanguageModel, weight: float, vocab_size: int, cache_size: int = 256) -> None:
         self.base = base
         self.weight = check_alpha(weight, "quality")
         self.vocab_size = vocab_size
-        self._cache: dict[tuple[int, ...], list[float]] = {}
+        # The mixture sees exactly the context its base sees.
+        self.context_size: int | None = getattr(base, "context_size", None)
+        self._cache_size = cache_size
+        self._cache: OrderedDict[tuple[int, ...], list[float]] = OrderedDict()
 
     def probs(self, context: Sequence[int]) -> list[float]:
-        # The base models here are Markov, so the last token is the whole state worth caching.
-        key = tuple(context[-1:])
+        # Keyed on the tokens the base row depends on (all of them when the base does not say), so two contexts
+        # share a cached row only when the base would give them the same one.
+        key = _context_key(self.base, context)
         row = self._cache.get(key)
         if row is None:
             w, rest = self.weight, (1.0 - self.weight) / self.vocab_size
             row = [w * x + rest for x in self.base.probs(context)]
             self._cache[key] = row
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
         return list(row)
 
 
@@ -336,10 +359,6 @@ def quality_pair(quality: float) -> Pair:
 
 # (c) n-gram language models on a public-domain text -------------------------------------------------------------
 
-#: Where the bundled text lives inside the package (read with importlib.resources, so it works from a wheel).
-TEXT_RESOURCE = "data/pride_and_prejudice_1-24.txt"
-_UNK = "<unk>"
-_END = "<end>"
 #: Kneser-Ney / absolute discount; 0.75 is the customary value (Chen & Goodman 1998).
 _DISCOUNT = 0.75
 #: Share of uniform mass mixed into the lowest order, so every token keeps a positive probability.
@@ -358,56 +377,31 @@ class _Counts:
     middle: dict[int, dict[int, int]]  # v -> w -> N1+(. v w): distinct left neighbours of "v w"
 
 
-def _read_text() -> str:
-    # Imported on first use: importlib.resources costs about 12 ms of start-up in Pyodide, and only the n-gram
-    # pages read the text.
-    from importlib import resources
-
-    return resources.files("specdec_core").joinpath(TEXT_RESOURCE).read_text(encoding="utf-8")
-
-
-def _paragraphs(text: str) -> list[list[str]]:
-    out: list[list[str]] = []
-    for block in re.split(r"\n\s*\n", text):
-        block = block.strip()
-        # Chapter headings and the title page are not prose.
-        if not block or re.fullmatch(r"Chapter \d+|PRIDE AND PREJUDICE|By Jane Austen", block):
-            continue
-        out.append(tokenize(block.replace("_", "")))
-    return out
+def _bump(row: dict[int, int], token: int) -> None:
+    row[token] = row.get(token, 0) + 1
 
 
 @cache
-def _counts(max_vocab: int) -> _Counts:
-    paragraphs = _paragraphs(_read_text())
-    frequency = Counter(word for para in paragraphs for word in para)
-    # Most frequent first, ties alphabetical, so the vocabulary is the same on every platform.
-    kept = sorted(frequency, key=lambda w: (-frequency[w], w))[:max_vocab]
-    vocab = [*kept, _UNK, _END]
-    index = {w: i for i, w in enumerate(vocab)}
-    unk, end = index[_UNK], index[_END]
-    # Each paragraph ends with <end>, and the context before its first word is <end> <end>: generation from an
-    # empty context starts a paragraph.
-    stream = [end, end]
-    for para in paragraphs:
-        stream.extend(index.get(w, unk) for w in para)
-        stream.append(end)
+def _counts() -> _Counts:
+    tokenizer = bundled_tokenizer()
+    vocab, end = tokenizer.pieces(), tokenizer.end_token
+    # Each paragraph is its own sequence: padded with <end> <end> before its first token (so an empty context,
+    # which the models pad the same way, starts a paragraph) and closed by <end>. Counting within each sequence
+    # keeps the padding of one paragraph from reading as the continuation of the last.
     size = len(vocab)
     unigram = [0] * size
-    for token in stream[2:]:
-        unigram[token] += 1
     bigram: dict[int, dict[int, int]] = {}
-    for v, w in pairwise(stream[1:]):
-        row = bigram.setdefault(v, {})
-        row[w] = row.get(w, 0) + 1
     trigram: dict[tuple[int, int], dict[int, int]] = {}
     middle: dict[int, dict[int, int]] = {}
-    for u, v, w in zip(stream, stream[1:], stream[2:], strict=False):
-        row = trigram.setdefault((u, v), {})
-        if w not in row:
-            mid = middle.setdefault(v, {})
-            mid[w] = mid.get(w, 0) + 1
-        row[w] = row.get(w, 0) + 1
+    for paragraph in training_paragraphs():
+        stream = [end, end, *tokenizer.encode(paragraph), end]
+        for u, v, w in zip(stream, stream[1:], stream[2:], strict=False):
+            unigram[w] += 1
+            _bump(bigram.setdefault(v, {}), w)
+            row = trigram.setdefault((u, v), {})
+            if w not in row:
+                _bump(middle.setdefault(v, {}), w)
+            _bump(row, w)
     left_types = [0] * size
     for row in bigram.values():
         for w in row:
@@ -418,7 +412,7 @@ def _counts(max_vocab: int) -> _Counts:
 
 
 class NGramModel:
-    """A word n-gram model over the bundled text, with temperature, top-k and top-p.
+    """An n-gram model over the bundled text's BPE tokens, with temperature, top-k and top-p.
 
     ``order=3`` is the target: interpolated Kneser-Ney (Chen & Goodman 1998, section 3.5) with discount
     D = 0.75 down to a continuation unigram. ``order=2`` is the draft: a bigram with absolute discounting
@@ -436,23 +430,21 @@ class NGramModel:
         temperature: float = 1.0,
         top_k: int = 0,
         top_p: float = 1.0,
-        max_vocab: int = 1000,
         cache_size: int = 256,
     ) -> None:
         if order not in (1, 2, 3):
             raise ValueError(f"order must be 1, 2 or 3 (got {order})")
-        if isinstance(max_vocab, bool) or not isinstance(max_vocab, int) or max_vocab < 1:
-            raise ValueError(f"max_vocab must be a positive int (got {max_vocab!r})")
         self.order = order
+        self.context_size = order - 1  # the row depends on the last order - 1 tokens
         self.temperature = temperature
         self.top_k = top_k
         self.top_p = top_p
         # Shape a probe row now, so bad knobs fail here with the argument's name rather than mid-generation.
         shape([0.5, 0.5], temperature=temperature, top_k=top_k, top_p=top_p)
         self._shaped = (temperature, top_k, top_p) != (1.0, 0, 1.0)
-        self.counts = _counts(max_vocab)
+        self.counts = _counts()
         self.vocab = self.counts.vocab
-        self.end_token = len(self.vocab) - 1
+        self.end_token = len(self.vocab) - 1  # the tokenizer's <end> comes last
         self._cache_size = cache_size
         self._cache: OrderedDict[tuple[int, int], list[float]] = OrderedDict()
         total = sum(self.counts.unigram)
@@ -516,21 +508,25 @@ def ngram_pair(
     top_p: float = 1.0,
     target_order: int = 3,
     draft_order: int = 2,
-    max_vocab: int = 1000,
 ) -> Pair:
     """The trigram target and bigram draft over the bundled text, shaped by the same sampling knobs.
 
-    The first call trains the models (a fraction of a second); later calls reuse the counts. Both models see
+    The vocabulary is the bundled tokenizer's (``tokenizer.bundled_tokenizer()``): 256 bytes, 767 merges and
+    ``<end>``, the end token. Text goes through the tokenizer, so every string encodes and decodes back exactly.
+    The first call counts the n-grams (a fraction of a second); later calls reuse the counts. Both models see
     the same temperature, top-k and top-p, as when a serving system applies one request's settings to both;
     exactness only needs the target to be verified with its shaped distribution.
 
     >>> pair = ngram_pair()
-    >>> pair.vocab[pair.end_token], len(pair.vocab)
-    ('<end>', 1002)
-    >>> pair.decode(pair.encode("It is a truth universally acknowledged."))  # a rare word becomes <unk>
-    'it is a truth <unk> acknowledged.'
+    >>> len(pair.vocab), pair.vocab[pair.end_token]
+    (1024, '<end>')
+    >>> ids = pair.encode("Mr. Darcy smiled.")
+    >>> [pair.vocab[t] for t in ids]
+    ['Mr', '.', '▁Darcy', '▁sm', 'il', 'ed', '.']
+    >>> pair.decode(ids)
+    'Mr. Darcy smiled.'
     """
-    target = NGramModel(target_order, temperature=temperature, top_k=top_k, top_p=top_p, max_vocab=max_vocab)
-    draft = NGramModel(draft_order, temperature=temperature, top_k=top_k, top_p=top_p, max_vocab=max_vocab)
-    vocab = target.vocab
-    return Pair(target, draft, list(vocab), target.end_token, "pride and prejudice n-grams", vocab.index(_UNK))
+    target = NGramModel(target_order, temperature=temperature, top_k=top_k, top_p=top_p)
+    draft = NGramModel(draft_order, temperature=temperature, top_k=top_k, top_p=top_p)
+    name = "pride and prejudice n-grams"
+    return Pair(target, draft, list(target.vocab), target.end_token, name, bundled_tokenizer())

@@ -19,7 +19,13 @@ CONTRACT = {
     "exact_output_distribution",
 }
 
-MODULES = ["specdec_core", "specdec_core.distributions", "specdec_core.steps", "specdec_core.theory"]
+MODULES = [
+    "specdec_core",
+    "specdec_core.distributions",
+    "specdec_core.steps",
+    "specdec_core.theory",
+    "specdec_core.tokenizer",
+]
 
 
 def test_contract_names_are_exported() -> None:
