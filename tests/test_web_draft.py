@@ -87,18 +87,27 @@ def test_temperature_zero_drafts_the_draft_models_favourite() -> None:
         assert pos["word"] == pos["alternatives"][0]["word"]
 
 
-def test_unknown_words_reach_the_models_as_unk() -> None:
-    result = call("draft.ngram", prompt="Mr. Darcy bought a zeppelin", gamma=2, seed=0)
-    known = {w["word"]: w["known"] for w in result["prompt_words"]}
-    assert known["zeppelin"] is False and known["darcy"] is True
-    assert result["context_text"].endswith("<unk>")
+def test_every_word_reaches_the_models_as_pieces_never_unk() -> None:
+    prompt = "Mr. Darcy bought a zeppelin"
+    result = call("draft.ngram", prompt=prompt, gamma=2, seed=0)
+    pieces = result["prompt_pieces"]
+    assert "".join(pieces).replace("\u2581", " ") == prompt  # "▁" marks the leading space
+    assert "▁Darcy" in pieces and "<unk>" not in pieces and result["prompt_tokens"] == len(pieces)
+    assert result["context_text"] == prompt
+
+
+def test_a_trailing_space_does_not_end_the_prompt_on_a_lone_space_piece() -> None:
+    with_space = call("draft.ngram", prompt="Mr. Darcy looked at her and ", gamma=2, seed=3)
+    without = call("draft.ngram", prompt="Mr. Darcy looked at her and", gamma=2, seed=3)
+    assert with_space["prompt_pieces"] == without["prompt_pieces"]
+    assert with_space["positions"] == without["positions"]
 
 
 def test_an_empty_prompt_starts_a_paragraph() -> None:
     result = call("draft.ngram", prompt="", gamma=3, seed=2)
     pair, _, tokens, _, _ = reference_draft(2, 3, prompt="")
     assert result["draft_text"] == pair.decode(tokens)
-    assert result["prompt_words"] == []
+    assert result["prompt_pieces"] == [] and result["prompt_tokens"] == 0
 
 
 @pytest.mark.parametrize(

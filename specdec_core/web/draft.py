@@ -35,11 +35,10 @@ def _ngram(temperature: float, top_k: int, top_p: float) -> models.Pair:
     return models.ngram_pair(temperature=temperature, top_k=top_k, top_p=top_p)
 
 
-def prompt_words(pair: models.Pair, prompt: str) -> list[dict[str, Any]]:
-    """The prompt as the models read it, each piece marked known or not: the one place that knows the n-gram pair
-    reads words and maps those outside its 1,000-word vocabulary to ``<unk>`` (with BPE every piece is known)."""
-    vocab = set(pair.vocab)
-    return [{"word": w, "known": w in vocab} for w in models.tokenize(prompt)]
+def prompt_pieces(pair: models.Pair, context: Sequence[int], shown: int = 32) -> list[str]:
+    """The last ``shown`` tokens of the prompt as the models read them: byte-level BPE pieces ("▁" marks a leading
+    space). Every text encodes, so nothing is unknown; a rare word simply takes several pieces."""
+    return [pair.vocab[t] for t in context[-shown:]]
 
 
 def top_tokens(row: Sequence[float], n: int) -> list[int]:
@@ -56,7 +55,9 @@ def draft_ngram(
     g = check_int(gamma, "gamma", 1, MAX_PAGE_GAMMA)
     shaping = (check_number(temperature, "temperature", 0, 2), check_int(top_k, "top_k", 0, 1000))
     pair = _ngram(*shaping, check_number(top_p, "top_p", 0, 1))
-    context = pair.encode(text)  # [n] token ids
+    # A trailing space would end the prompt on a lone space piece, which the models never saw: spaces belong to the
+    # word after them.
+    context = pair.encode(text.rstrip(" \t"))  # [n] token ids
     rng = random.Random(check_seed(seed))
     tokens, q_rows = steps.draft(pair.draft.probs, context, g, rng)  # [gamma], [gamma][V]
     return pair, context, tokens, q_rows, rng
@@ -108,7 +109,8 @@ def ngram(
             "all-accepted-prob": round(math.prod(pos["accept"] for pos in positions), 12),
             "alpha-to-gamma": round(beta ** len(tokens), 12),
         },
-        "prompt_words": prompt_words(pair, str(prompt)),
+        "prompt_pieces": prompt_pieces(pair, context),
+        "prompt_tokens": len(context),
         "context_text": pair.decode(context[-24:]),
         "draft_text": pair.decode(tokens),
         "positions": positions,

@@ -14,7 +14,7 @@ from .. import steps, theory
 from ..distributions import acceptance_rate, residual, total_variation
 from . import handler
 from .args import check_int, check_labels, check_number, check_probs
-from .draft import MAX_PAGE_GAMMA, NGRAM_EXAMPLE, draft_ngram, prompt_words, top_tokens
+from .draft import MAX_PAGE_GAMMA, NGRAM_EXAMPLE, draft_ngram, prompt_pieces, top_tokens
 from .plot import ALPHA, COLORS, GAMMA, PATTERNS, Figure, PlotTrace, bar, figure, layout, line, pair_figure, rounded
 
 
@@ -96,7 +96,8 @@ def ngram(
             "all-accepted-prob": round(math.prod(pos["threshold"] for pos in positions), 12),
             "beta": round(math.fsum(pos["beta"] for pos in positions) / g, 12),
         },
-        "prompt_words": prompt_words(pair_, str(prompt)),
+        "prompt_pieces": prompt_pieces(pair_, context),
+        "prompt_tokens": len(context),
         "context_text": pair_.decode(context[-24:]),
         "positions": positions,
         "rows": [{"scores": positions[j]["label"] if j < g else "bonus", "top": top(p_rows[j])} for j in range(g + 1)],

@@ -94,7 +94,7 @@ def test_draft_gamma_slider_changes_the_figure_and_metrics(page: Any) -> None:
     assert chart.locator(".annotation").count() == 6
 
 
-def test_draft_prompt_choice_and_unknown_words(page: Any) -> None:
+def test_draft_prompt_choice_and_typed_text_as_pieces(page: Any) -> None:
     page.goto("draft/")
     widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
     widget.get_by_label("Prompt", exact=True).select_option("Elizabeth could not help")
@@ -105,7 +105,9 @@ def test_draft_prompt_choice_and_unknown_words(page: Any) -> None:
     box = widget.get_by_label("Or type your own")
     box.fill("Mr. Darcy bought a zeppelin")
     box.press("Tab")  # commits the text (a change event), as leaving the box does
-    expect(widget.locator(".sd-dv-unk")).to_have_text(["bought", "zeppelin"])
+    pieces = native("draft.ngram", prompt="Mr. Darcy bought a zeppelin")["prompt_pieces"]
+    assert "▁Darcy" in pieces  # readable pieces, the leading space marked; no <unk> exists
+    expect(widget.locator(".sd-dv-piece")).to_have_text(pieces)
     expect(widget.get_by_label("Prompt", exact=True)).to_have_value("")
 
 

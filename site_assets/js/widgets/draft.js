@@ -37,7 +37,7 @@ function mountNgram(el, ctx) {
   el.append(panel.controls, panel.buttons, status, text, chart, metrics, note);
 
   const paint = (result, args) => {
-    text.replaceChildren(promptView(result.prompt_words));
+    text.replaceChildren(promptView(result.prompt_pieces, result.prompt_tokens));
     const drafted = document.createElement("span");
     drafted.className = "sd-dv-drafts";
     for (const pos of result.positions) {

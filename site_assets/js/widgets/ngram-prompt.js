@@ -74,23 +74,18 @@ export function samplingControls(ctx, args) {
   };
 }
 
-// The prompt as the models read it: words outside the 1,000-word vocabulary are marked (they become <unk>).
-export function promptView(words) {
+// The prompt as the models read it: one box per byte-level BPE piece ("▁" is a leading space). A rare word takes
+// several pieces; nothing is unknown. The handler sends the last 32 pieces.
+export function promptView(pieces, total) {
   const span = document.createElement("span");
   span.className = "sd-dv-context";
-  words.slice(-24).forEach(({ word, known }, i) => {
-    // Punctuation sticks to the word before it, as the package's decode writes it.
-    if (i > 0 && !/^[.,;:!?]$/.test(word)) span.append(" ");
+  if (total > pieces.length) span.append("… ");
+  for (const text of pieces) {
     const piece = document.createElement("span");
-    piece.textContent = word;
-    if (!known) {
-      piece.className = "sd-dv-unk";
-      piece.title = `"${word}" is not among the 1,000 most frequent words: the models read it as <unk>`;
-    }
+    piece.className = "sd-dv-piece";
+    piece.textContent = text;
     span.append(piece);
-  });
-  span.append(" ");
-  if (words.length > 24) span.prepend("… ");
+  }
   return span;
 }
 

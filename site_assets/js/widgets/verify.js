@@ -115,7 +115,7 @@ function mountRound(el, ctx) {
   el.append(panel.controls, panel.buttons, status, text, chart, metrics, note, details);
 
   const paint = (result) => {
-    text.replaceChildren(promptView(result.prompt_words), tokenStream(result));
+    text.replaceChildren(promptView(result.prompt_pieces, result.prompt_tokens), tokenStream(result));
     ctx.render(chart, result.figure);
     ctx.setMetrics(result.metrics, { "all-accepted-prob": prob, beta: (v) => v.toFixed(3) });
     details.replaceChildren(table(result));
