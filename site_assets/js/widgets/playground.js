@@ -29,7 +29,7 @@ function qualityText(v) {
 
 function gammaText(v) {
   if (v <= 1) return "1 · cautious";
-  if (v >= 8) return "8 · greedy guesses";
+  if (v >= 8) return "8 · long drafts";
   return String(v);
 }
 
