@@ -6,7 +6,15 @@ token is *accepted* with probability min(1, p(x)/q(x)); at the first *rejection*
 *bonus* token comes from the target's next distribution. The emitted tokens are distributed exactly as the
 target's (Leviathan et al. 2023; Chen et al. 2023).
 
-The words in italics are used the same way everywhere: in this package, on the site and in the tests.
+The words in italics are used the same way everywhere: in this package, on the site and in the tests. So are the
+quantities (metric names in brackets):
+
+- beta: sum_x min(p(x), q(x)) at one position, the chance that a draft token drawn there is accepted [beta];
+- alpha: E[beta], the per-token acceptance rate of Leviathan et al. (2023, Definition 3.1) [alpha];
+- gamma: the number of tokens drafted in a round, the *speculation length*;
+- draft acceptance rate: accepted / drafted over a run, as vLLM reports it. It sits below alpha, because the
+  drafts after a rejection count as drafted but are never checked [accept-rate];
+- tokens per target pass: emitted / target passes, vLLM's "mean acceptance length" [tokens-per-pass].
 
 Modules, each depending only on those above it:
 
