@@ -119,14 +119,12 @@ def _restore(state: object, quality: float, gamma: int) -> tuple[dict[str, Any],
 
 def _play(run: engine.SpeculativeRun) -> steps.Round:
     """One round of the engine's run, taken out of its trace: the tallies keep what the page needs."""
+    # The trace still keeps this call's tokens and events: at most MAX_ROUNDS rounds' worth, as every call rebuilds
+    # the run from its snapshot.
     # --8<-- [start:playground_round]
     run.advance(1)  # one round (each emits at least one token): draft, one target pass, verify, correct or bonus
-    round_ = run.trace.rounds.pop()
+    return run.trace.rounds.pop()
     # --8<-- [end:playground_round]
-    # The trace would keep every token and re-decode its text at each advance: quadratic in the rounds.
-    run.trace.tokens.clear()
-    run.trace.events.clear()
-    return round_
 
 
 def _tally(state: dict[str, Any], round_: steps.Round, start: int, law: list[_LAW]) -> None:
