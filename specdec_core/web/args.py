@@ -34,6 +34,7 @@ __all__ = [
     "check_like",
     "check_list",
     "check_number",
+    "check_pair",
     "check_probs",
     "check_seed",
     "check_text",
@@ -125,6 +126,14 @@ def check_probs(value: object, name: str, max_length: int = MAX_VOCAB) -> list[f
     if len(value) > max_length:
         raise ValueError(f"{name} must have at most {max_length} entries (got {len(value)})")
     return validate_probs(value, name)
+
+
+def check_pair(p: object, q: object, labels: object) -> tuple[list[float], list[float], list[str]]:
+    """A target and a draft over the same tokens, and the tokens' names (x1, x2, ... when None)."""
+    p_row, q_row = check_probs(p, "p"), check_probs(q, "q")
+    if len(p_row) != len(q_row):
+        raise ValueError(f"p and q must have the same length (got {len(p_row)} and {len(q_row)})")
+    return p_row, q_row, check_labels(labels, "labels", len(p_row))
 
 
 def check_labels(value: object, name: str, size: int) -> list[str]:

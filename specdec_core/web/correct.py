@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import engine, models, policies, stats, steps
 from ..distributions import acceptance_rate, apply_temperature, normalize, residual, total_variation
 from . import handler
-from .args import check_choice, check_int, check_number, check_seed
-from .plot import Figure, bar, figure, layout, line, pair_figure, rounded, with_pattern
-from .verify import check_pair
+from .args import check_choice, check_int, check_number, check_pair, check_seed
+from .plot import Figure, bar, figure, layout, line, pair_figure, probability_bars, rounded, with_pattern
 
 #: Named (labels, p, q) starting points of the widget; our worked example first.
 PRESETS: dict[str, tuple[list[str], list[float], list[float]]] = {
@@ -30,14 +29,16 @@ PRESETS: dict[str, tuple[list[str], list[float], list[float]]] = {
 MAX_SAMPLES = 20_000
 
 _Y = "%{y:.4f}<extra></extra>"
-_CORRECTION = "correction: (1 &#8722; &#946;) · residual(x)"
+_T = TypeVar("_T")
 
 
-def _shaped_draft(p: list[float], q: list[float], temperature: float, shift: int, blend: float) -> list[float]:
-    """The widget's draft: q sharpened or flattened, rotated by ``shift`` tokens, blended toward p."""
-    sharp = apply_temperature(q, temperature)
-    rotated = sharp[-shift % len(sharp) :] + sharp[: -shift % len(sharp)]
-    return normalize([(1.0 - blend) * qi + blend * pi for qi, pi in zip(rotated, p, strict=True)], "q")
+def rotated(row: list[_T], k: int) -> list[_T]:
+    """``row`` rotated right by ``k`` places: every token's probability moves to the token ``k`` ids later.
+
+    >>> rotated([0.5, 0.3, 0.2], 1)
+    [0.2, 0.5, 0.3]
+    """
+    return row[-k % len(row) :] + row[: -k % len(row)]
 
 
 @handler("correct.split", example={"preset": "worked", "temperature": 1.0, "shift": 0, "blend": 0.0})
@@ -52,8 +53,10 @@ def split(
     Our worked example (p = [.4, .35, .25], q = [.2, .2, .6]) gives beta = .65 and residual [4/7, 3/7, 0].
     """
     labels, p, base_q = PRESETS[check_choice(preset, "preset", list(PRESETS))]
-    t = check_number(temperature, "temperature", 0.25, 4.0)
-    q = _shaped_draft(p, base_q, t, check_int(shift, "shift", -8, 8), check_number(blend, "blend", 0, 1))
+    # The widget's draft: q sharpened or flattened, rotated by ``shift`` tokens, blended toward p.
+    sharp = apply_temperature(base_q, check_number(temperature, "temperature", 0.25, 4.0))
+    shifted, w = rotated(sharp, check_int(shift, "shift", -8, 8)), check_number(blend, "blend", 0, 1)
+    q = normalize([(1.0 - w) * qi + w * pi for qi, pi in zip(shifted, p, strict=True)], "q")
     beta = acceptance_rate(p, q)
     overlap = [min(pi, qi) for pi, qi in zip(p, q, strict=True)]
     fallback = residual(p, q)
@@ -110,12 +113,10 @@ def sample(
     runs = sample_rounds(p_row, q_row, names, check_int(n, "n", 1, MAX_SAMPLES), random.Random(check_seed(seed)))
     tokens = [r.tokens[0] for r in runs]
     counts = [tokens.count(x) for x in range(len(p_row))]
-    fit = stats.goodness_of_fit(counts, p_row)
     return {
         "figure": _sample_figure(names, p_row, counts, q_row),
         "metrics": {
-            **{name: value for name, value in fit.items() if value is not None},
-            "samples": len(runs),
+            **fit_metrics(counts, p_row),
             "correction-share": sum(r.ended_with == "correction" for r in runs) / len(runs),
             "correction-share-theory": round(1.0 - acceptance_rate(p_row, q_row), 12),
         },
@@ -126,6 +127,12 @@ def sample(
 # --8<-- [end:correct_sample]
 
 
+def fit_metrics(counts: list[int], p: list[float]) -> dict[str, float]:
+    """The sample's goodness of fit to p (``stats.goodness_of_fit``, the statistics it could compute) and its size."""
+    fit = stats.goodness_of_fit(counts, p)
+    return {name: value for name, value in fit.items() if value is not None} | {"samples": sum(counts)}
+
+
 # Figures --------------------------------------------------------------------------------------------------------
 
 
@@ -134,7 +141,8 @@ def _split_figure(labels: list[str], p: list[float], overlap: list[float], corre
     mark = {"symbol": "line-ew-open", "size": 34, "line": {"width": 3}}
     hover = f"via an accepted draft: {_Y}"
     via_draft = bar(labels, overlap, name="accepted draft: min(p, q)(x)", role="overlap", hover=hover)
-    via_fix = bar(labels, corrected, name=_CORRECTION, role="residual", hover=f"via a correction: {_Y}")
+    name = "correction: (1 &#8722; &#946;) · residual(x)"
+    via_fix = bar(labels, corrected, name=name, role="residual", hover=f"via a correction: {_Y}")
     target = line(labels, p, name="target p(x)", role="target", mode="markers", marker=mark, hover=f"p(%{{x}}) = {_Y}")
     return figure(
         [via_draft, via_fix, target], layout(x_title="token", y_title="P(emit token)", y_range=[0, 1], barmode="stack")
@@ -150,7 +158,4 @@ def _sample_figure(labels: list[str], p: list[float], counts: Sequence[int], q: 
     shares = [c / n for c in counts]
     emitted = bar(labels, shares, name=f"emitted, {n:,} rounds", role="accepted", hover=f"emitted %{{x}}: {_Y}")
     draft = bar(labels, q, name="draft q", role="draft", hover=f"q(%{{x}}) = {_Y}")
-    return figure(
-        [target, with_pattern(emitted, "."), draft],
-        layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"),
-    )
+    return probability_bars([target, with_pattern(emitted, "."), draft])

@@ -18,7 +18,7 @@ from .. import models, steps, theory
 from ..distributions import acceptance_rate
 from . import handler
 from .args import check_int, check_number, check_seed, check_text
-from .plot import ALPHA, COLORS, GAMMA, Figure, PlotTrace, bar, figure, layout, line
+from .plot import ALPHA, COLORS, GAMMA, TIMES, Figure, PlotTrace, bar, figure, layout, line
 
 #: Longest prompt the pages accept, in characters (a text box, not a document).
 MAX_PROMPT = 400
@@ -26,19 +26,21 @@ MAX_PROMPT = 400
 MAX_PAGE_GAMMA = 8
 #: The n-gram examples: the Verify page's handler takes the same arguments.
 NGRAM_EXAMPLE = {"prompt": "It is a truth universally acknowledged", "gamma": 4, "temperature": 1.0, "seed": 7}
-_TIMES = "\N{MULTIPLICATION SIGN}"
 
 
 @lru_cache(maxsize=8)
-def _ngram(temperature: float, top_k: int, top_p: float) -> models.Pair:
-    # One pair per sampling setting, kept: the models' row caches then serve the next Step on the same prompt.
+def ngram_pair(temperature: float, top_k: int, top_p: float) -> models.Pair:
+    # One pair per sampling setting (Draft, Verify and Tuning share them), kept: the models' row caches then serve
+    # the next Step on the same prompt, or the next chunk of a Tuning run.
     return models.ngram_pair(temperature=temperature, top_k=top_k, top_p=top_p)
 
 
-def prompt_pieces(pair: models.Pair, context: Sequence[int], shown: int = 32) -> list[str]:
-    """The last ``shown`` tokens of the prompt as the models read them: byte-level BPE pieces ("▁" marks a leading
-    space). Every text encodes, so nothing is unknown; a rare word simply takes several pieces."""
-    return [pair.vocab[t] for t in context[-shown:]]
+def prompt_view(pair: models.Pair, context: Sequence[int]) -> dict[str, Any]:
+    """The prompt as the models read it: its last 32 byte-level BPE pieces ("▁" marks a leading space), its length
+    in tokens and its last 24 tokens as text. Every text encodes, so nothing is unknown; a rare word simply takes
+    several pieces."""
+    pieces = [pair.vocab[t] for t in context[-32:]]
+    return {"prompt_pieces": pieces, "prompt_tokens": len(context), "context_text": pair.decode(context[-24:])}
 
 
 def top_tokens(row: Sequence[float], n: int) -> list[int]:
@@ -54,7 +56,7 @@ def draft_ngram(
     text = check_text(prompt, "prompt", MAX_PROMPT)
     g = check_int(gamma, "gamma", 1, MAX_PAGE_GAMMA)
     shaping = (check_number(temperature, "temperature", 0, 2), check_int(top_k, "top_k", 0, 1000))
-    pair = _ngram(*shaping, check_number(top_p, "top_p", 0, 1))
+    pair = ngram_pair(*shaping, check_number(top_p, "top_p", 0, 1))
     # A trailing space would end the prompt on a lone space piece, which the models never saw: spaces belong to the
     # word after them.
     context = pair.encode(text.rstrip(" \t"))  # [n] token ids
@@ -109,9 +111,7 @@ def ngram(
             "all-accepted-prob": round(math.prod(pos["accept"] for pos in positions), 12),
             "alpha-to-gamma": round(beta ** len(tokens), 12),
         },
-        "prompt_pieces": prompt_pieces(pair, context),
-        "prompt_tokens": len(context),
-        "context_text": pair.decode(context[-24:]),
+        **prompt_view(pair, context),
         "draft_text": pair.decode(tokens),
         "positions": positions,
     }
@@ -202,10 +202,10 @@ def _risk_figure(gammas: list[int], all_accepted: list[float], speedups: list[fl
     """Longer drafts: the whole draft survives less often (bars) while speedup rises, peaks and falls (line)."""
     hover = f"{GAMMA} = %{{x}}: P(all accepted) = %{{y:.3f}}<extra></extra>"
     data = [bar(gammas, all_accepted, name=f"P(all {GAMMA} accepted) = {ALPHA}^{GAMMA}", role="accepted", hover=hover)]
-    hover = f"{GAMMA} = %{{x}}: speedup %{{y:.2f}}{_TIMES}<extra></extra>"
+    hover = f"{GAMMA} = %{{x}}: speedup %{{y:.2f}}{TIMES}<extra></extra>"
     data.append(line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover))
     if best in gammas:
-        star, hover = {"symbol": "star", "size": 16}, f"best {GAMMA} = %{{x}}: %{{y:.2f}}{_TIMES}<extra></extra>"
+        star, hover = {"symbol": "star", "size": 16}, f"best {GAMMA} = %{{x}}: %{{y:.2f}}{TIMES}<extra></extra>"
         name = f"best {GAMMA} = {best}"
         data.append(
             line([best], [speedups[best - 1]], name=name, role="draft", mode="markers", marker=star, hover=hover)
@@ -214,6 +214,6 @@ def _risk_figure(gammas: list[int], all_accepted: list[float], speedups: list[fl
         trace["yaxis"] = "y2"
     lay = layout(x_title=f"speculation length {GAMMA}", y_title="probability", y_range=[0, 1.02], height=340)
     lay["xaxis"]["dtick"], lay["margin"]["r"] = 1, 56
-    lay["yaxis2"] = {"title": {"text": f"speedup {_TIMES}"}, "tickformat": ".1f", "overlaying": "y", "side": "right"}
+    lay["yaxis2"] = {"title": {"text": f"speedup {TIMES}"}, "tickformat": ".1f", "overlaying": "y", "side": "right"}
     lay["yaxis2"].update(fixedrange=True, rangemode="tozero", showgrid=False)
     return figure(data, lay)

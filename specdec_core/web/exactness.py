@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from .. import stats, theory
+from .. import theory
 from ..distributions import sample
 from . import handler
-from .args import check_choice, check_int, check_labels, check_list, check_seed
-from .correct import MAX_SAMPLES, sample_rounds
-from .plot import Figure, bar, figure, layout, rounded, with_pattern
-from .verify import check_pair
+from .args import check_choice, check_int, check_labels, check_list, check_pair, check_seed
+from .correct import MAX_SAMPLES, fit_metrics, rotated, sample_rounds
+from .plot import Figure, bar, probability_bars, rounded, with_pattern
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
 _ROUTES = ("p", "q", "accepted", "correction", "emitted")  # the columns of the one-position table
@@ -32,10 +31,6 @@ def _weights(values: object, name: str) -> list[Fraction]:
     if not any(ints):
         raise ValueError(f"{name} must have at least one positive weight")
     return [Fraction(v, sum(ints)) for v in ints]
-
-
-def _rolled(row: list[Fraction], k: int) -> list[Fraction]:
-    return row[-k % len(row) :] + row[: -k % len(row)]
 
 
 def _position_rows(p: list[Fraction], q: list[Fraction], names: list[str]) -> tuple[list[dict[str, Any]], Fraction]:
@@ -59,10 +54,10 @@ def _prefix_rows(p: list[Fraction], q: list[Fraction], gamma: int, names: list[s
     """
 
     def target(context: tuple[int, ...]) -> list[Fraction]:
-        return _rolled(p, context[-1] + 1) if context else p
+        return rotated(p, context[-1] + 1) if context else p
 
     def draft(context: tuple[int, ...]) -> list[Fraction]:
-        return _rolled(q, context[-1]) if context else q
+        return rotated(q, context[-1]) if context else q
 
     speculative = theory.exact_prefix_distribution(target, draft, gamma, 2)
     reference = theory.target_prefix_distribution(target, 2)
@@ -218,9 +213,7 @@ def broken(
     off = sum((abs(e - x) for e, x in zip(law, p_exact, strict=True)), _ZERO) / 2
     metrics: dict[str, float] = {"exact-tv": float(off), "exact-equal": 1 if off == 0 else 0}
     counts = _sample(kind, p_exact, q_exact, names, count, s) if count else []
-    if counts:
-        fit = stats.goodness_of_fit(counts, p_row)
-        metrics.update({name: value for name, value in fit.items() if value is not None}, samples=count)
+    metrics |= fit_metrics(counts, p_row) if counts else {}
     return {
         "figure": _broken_figure(names, p_row, rounded([float(x) for x in law]), counts),
         "metrics": metrics,
@@ -244,4 +237,4 @@ def _broken_figure(labels: list[str], p: list[float], law: list[float], counts: 
     if counts:
         shares = [c / sum(counts) for c in counts]
         data.append(with_pattern(bar(labels, shares, name=f"sampled, {sum(counts):,} rounds", role="accepted"), "."))
-    return figure(data, layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"))
+    return probability_bars(data)

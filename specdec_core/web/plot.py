@@ -1,11 +1,8 @@
 """Shared figure primitives for every page: colours, patterns, Greek letters, layout, bar and line traces.
 
-Plotly figure dicts for the site, as plain JSON: ``{"data": [...], "layout": {...}}``.
-
-The same dicts are drawn twice: once at build time (embedded in the page, so it paints before Python boots) and
-again live in the browser. Either way the page hands them to ``Plotly.react`` unchanged apart from the theme.
-
-Figures here are *theme-neutral*: they set series colours (the semantic palette below, readable on light and dark
+Figures are plain Plotly dicts, ``{"data": [...], "layout": {...}}``, drawn twice: at build time (embedded in the
+page, so it paints before Python boots) and live in the browser, handed to ``Plotly.react`` unchanged apart from the
+theme. They are *theme-neutral*: they set series colours (the semantic palette below, readable on light and dark
 backgrounds) but never a background, font or grid colour. The page (``site_assets/js/lab.js``) adds those from the
 current Material palette and re-renders when the reader toggles light/dark.
 
@@ -23,6 +20,7 @@ __all__ = [
     "COLORS",
     "GAMMA",
     "PATTERNS",
+    "TIMES",
     "Figure",
     "PlotTrace",
     "bar",
@@ -31,6 +29,8 @@ __all__ = [
     "line",
     "pair_figure",
     "plural",
+    "probability_bars",
+    "role_marker",
     "rounded",
     "with_pattern",
 ]
@@ -39,9 +39,10 @@ Figure = dict[str, Any]
 #: One Plotly trace dict (named apart from ``engine.Trace``, a generation's record).
 PlotTrace = dict[str, Any]
 
-#: Greek letters, spelled out once: ruff flags a literal Greek letter in code as confusable.
+#: Greek letters and the times sign, spelled out once: ruff flags a literal Greek letter in code as confusable.
 GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
+TIMES = "\N{MULTIPLICATION SIGN}"
 
 #: Semantic colours (Okabe & Ito's colour-blind-safe set). ``site_assets/css/lab.css`` defines the same values as
 #: ``--sd-<name>`` custom properties, and a test keeps the two in step.
@@ -87,6 +88,7 @@ def layout(
     xaxis: dict[str, Any] | None = None,  # more x-axis settings (``{"type": "category"}``)
     yaxis: dict[str, Any] | None = None,
     margin: dict[str, int] | None = None,  # sides to change from the defaults
+    **extra: Any,  # more top-level settings (``showlegend``, ``shapes``, ``annotations``), added last
 ) -> dict[str, Any]:
     """A theme-neutral layout: titles, axes and a horizontal legend above the plot.
 
@@ -110,28 +112,30 @@ def layout(
         out["title"] = {"text": title, "x": 0, "xanchor": "left"}
     if barmode:
         out["barmode"] = barmode
-    return out
+    return out | extra
+
+
+def role_marker(role: str) -> dict[str, Any]:
+    """The marker of a semantic ``role``, a key of ``COLORS``: its colour, and its fill pattern when it has one.
+
+    >>> role_marker("draft")
+    {'color': '#E69F00', 'pattern': {'shape': '/'}}
+    """
+    return {"color": COLORS[role]} | ({"pattern": {"shape": PATTERNS[role]}} if PATTERNS.get(role) else {})
 
 
 def bar(
     x: Sequence[str] | Sequence[float],
-    y: Sequence[float],
+    y: Sequence[float] | Sequence[str],  # words on y make horizontal bars (with ``"orientation": "h"``)
     *,
     name: str,
     role: str | None = None,
     hover: str | None = None,
 ) -> PlotTrace:
-    """A bar trace coloured (and patterned) by its semantic ``role``, a key of ``COLORS``.
-
-    >>> bar(["a", "b"], [0.5, 0.5], name="q", role="draft")["marker"]
-    {'color': '#E69F00', 'pattern': {'shape': '/'}}
-    """
+    """A bar trace coloured (and patterned) by its semantic ``role``."""
     trace: PlotTrace = {"type": "bar", "name": name, "x": list(x), "y": list(y)}
     if role is not None:
-        marker: dict[str, Any] = {"color": COLORS[role]}
-        if PATTERNS.get(role):
-            marker["pattern"] = {"shape": PATTERNS[role]}
-        trace["marker"] = marker
+        trace["marker"] = role_marker(role)
     if hover is not None:
         trace["hovertemplate"] = hover
     return trace
@@ -139,7 +143,7 @@ def bar(
 
 def line(
     x: Sequence[float] | Sequence[str],
-    y: Sequence[float],
+    y: Sequence[float] | Sequence[str],
     *,
     name: str,
     role: str | None = None,
@@ -156,12 +160,7 @@ def line(
     {'color': '#D55E00', 'size': 9}
     """
     trace: PlotTrace = {"type": "scatter", "mode": mode, "name": name, "x": list(x), "y": list(y)}
-    style: dict[str, Any] = {}
-    if role is not None:
-        style["color"] = COLORS[role]
-    if dash is not None:
-        style["dash"] = dash
-    style.update(marker or {})
+    style = ({"color": COLORS[role]} if role else {}) | ({"dash": dash} if dash else {}) | (marker or {})
     if style:
         trace["line" if "lines" in mode else "marker"] = style
     if hover is not None:
@@ -197,6 +196,11 @@ def with_pattern(trace: PlotTrace, shape: str) -> PlotTrace:
     return trace
 
 
+def probability_bars(data: Sequence[PlotTrace]) -> Figure:
+    """Grouped bars per token on a 0..1 probability axis: the frame of every one-position chart."""
+    return figure(data, layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"))
+
+
 def pair_figure(
     labels: Sequence[str],
     p: Sequence[float],  # [vocab] target
@@ -209,18 +213,12 @@ def pair_figure(
     Drawn by the Verify and Correct pages alike, so it lives here rather than in either page's module.
     """
     pct = "%{y:.3f}<extra></extra>"
-    return figure(
+    hover_residual = "residual(%{x}) = %{y:.3f}<extra>drawn only after a rejection</extra>"
+    return probability_bars(
         [
             bar(labels, p, name="target p", role="target", hover=f"p(%{{x}}) = {pct}"),
             bar(labels, q, name="draft q", role="draft", hover=f"q(%{{x}}) = {pct}"),
             bar(labels, overlap, name="min(p, q): accepted", role="overlap", hover=f"min(p, q) = {pct}"),
-            bar(
-                labels,
-                residual,
-                name="residual: corrections",
-                role="residual",
-                hover="residual(%{x}) = %{y:.3f}<extra>drawn only after a rejection</extra>",
-            ),
-        ],
-        layout(x_title="token", y_title="probability", y_range=[0, 1], barmode="group"),
+            bar(labels, residual, name="residual: corrections", role="residual", hover=hover_residual),
+        ]
     )

@@ -19,14 +19,14 @@ from .. import engine, models, policies, theory
 from ..distributions import MAX_GAMMA
 from . import handler
 from .args import check_choice, check_int, check_list, check_number, check_seed
-from .plot import ALPHA, COLORS, GAMMA, Figure, PlotTrace, bar, figure, layout, line, rounded
+from .draft import ngram_pair
+from .plot import ALPHA, GAMMA, TIMES, Figure, PlotTrace, bar, figure, layout, line, role_marker, rounded
 
 #: The optimal-gamma map's grid: alpha 0..0.98 and c 0..1, both in steps of 0.02.
 _MAP_ALPHAS = [round(i * 0.02, 2) for i in range(50)]
 _MAP_COSTS = [round(i * 0.02, 2) for i in range(51)]
 #: The optimal gamma is searched up to here (the curve is flat long before).
 _SEARCH_GAMMA = 32
-_TIMES = "\N{MULTIPLICATION SIGN}"
 
 
 @lru_cache(maxsize=1)
@@ -99,8 +99,8 @@ def _speedup_figure(gammas: list[int], speedups: list[float], gamma: int, best: 
     def mark(x: int, name: str, role: str, style: dict[str, Any]) -> PlotTrace:
         return line([x], [at.get(x, 1.0)], name=name, role=role, mode="markers", marker=style)
 
-    hover = f"{GAMMA} = %{{x}}: speedup %{{y:.3f}}{_TIMES}<extra></extra>"
-    even = line([0, max(gammas)], [1.0, 1.0], name=f"break-even (1{_TIMES})", role="discarded", dash="dash")
+    hover = f"{GAMMA} = %{{x}}: speedup %{{y:.3f}}{TIMES}<extra></extra>"
+    even = line([0, max(gammas)], [1.0, 1.0], name=f"break-even (1{TIMES})", role="discarded", dash="dash")
     even["hoverinfo"] = "skip"
     top = max([*speedups, 1.0]) * 1.12
     out = figure(
@@ -132,27 +132,20 @@ def _map_figure(alpha: float, cost: float) -> Figure:
     cross = {"color": "#FFFFFF", "size": 12, "symbol": "x", "line": {"color": "#000000", "width": 2}}
     hover = f"your setting: c = %{{x:.2f}}, {ALPHA} = %{{y:.2f}}<extra></extra>"
     here = line([cost], [alpha], name=f"your (c, {ALPHA})", mode="markers", marker=cross, hover=hover)
-    out = figure([heat, here], layout(x_title="draft cost c", y_title=f"per-token acceptance rate {ALPHA}", height=360))
-    out["layout"]["showlegend"] = False
-    return out
+    y_title = f"per-token acceptance rate {ALPHA}"
+    return figure([heat, here], layout(x_title="draft cost c", y_title=y_title, height=360, showlegend=False))
 
 
 # --- the draft-length policies, side by side -------------------------------------------------------------------
 
-#: Per policy: its label, and a colour and bar pattern from the same colour-blind-safe set.
+#: Per policy: its label, and the role whose colour and bar pattern it borrows.
 _STYLES = {
-    "fixed": (f"fixed {GAMMA}", COLORS["target"], ""),
-    "confidence": ("confidence \N{GREEK SMALL LETTER TAU}", COLORS["draft"], "/"),
-    "dynamic": ("dynamic +2/\N{MINUS SIGN}1", COLORS["overlap"], "."),
-    "oracle": ("oracle (upper bound)", COLORS["residual"], "x"),
+    "fixed": (f"fixed {GAMMA}", "target"),
+    "confidence": ("confidence \N{GREEK SMALL LETTER TAU}", "draft"),
+    "dynamic": ("dynamic +2/\N{MINUS SIGN}1", "overlap"),
+    "oracle": ("oracle (upper bound)", "residual"),
 }
 _MEASURES = ["tokens per target pass", "draft steps per token", "discarded share", "speedup at c"]
-
-
-@lru_cache(maxsize=4)
-def _ngram(temperature: float, top_k: int, top_p: float) -> models.Pair:
-    # Reusing the pair keeps the models' row caches warm across the calls of one run.
-    return models.ngram_pair(temperature=temperature, top_k=top_k, top_p=top_p)
 
 
 def _runs(names: list[str], state: object, pair: models.Pair, make: dict[str, Any]) -> dict[str, engine.SpeculativeRun]:
@@ -226,7 +219,7 @@ def compare(
         check_int(top_k, "top_k", 0, 10**5),
         check_number(top_p, "top_p", 0.01, 1.0),
     )
-    runs = _runs(names, state, _ngram(t, k, p), make)
+    runs = _runs(names, state, ngram_pair(t, k, p), make)
     metrics: dict[str, float] = {}
     rows = []
     for name, run in runs.items():
@@ -253,8 +246,7 @@ def _policy_figure(names: list[str], rows: list[list[float]]) -> Figure:
     """Grouped bars: one group per measure, one bar per policy (colour and pattern per policy)."""
     traces = []
     for name, row in zip(names, rows, strict=True):
-        label, colour, pattern = _STYLES[name]
+        label, role = _STYLES[name]
         trace = bar(_MEASURES, row, name=label, hover=f"{label}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
-        trace["marker"] = {"color": colour, **({"pattern": {"shape": pattern}} if pattern else {})}
-        traces.append(trace)
+        traces.append(trace | {"marker": role_marker(role)})
     return figure(traces, layout(y_title="value", barmode="group", height=340))

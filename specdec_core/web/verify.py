@@ -13,17 +13,9 @@ from typing import Any
 from .. import steps, theory
 from ..distributions import acceptance_rate, residual, total_variation
 from . import handler
-from .args import check_int, check_labels, check_number, check_probs
-from .draft import MAX_PAGE_GAMMA, NGRAM_EXAMPLE, draft_ngram, prompt_pieces, top_tokens
+from .args import check_int, check_number, check_pair
+from .draft import MAX_PAGE_GAMMA, NGRAM_EXAMPLE, draft_ngram, prompt_view, top_tokens
 from .plot import ALPHA, COLORS, GAMMA, PATTERNS, Figure, PlotTrace, bar, figure, layout, line, pair_figure, rounded
-
-
-def check_pair(p: object, q: object, labels: object) -> tuple[list[float], list[float], list[str]]:
-    """Validate a target, a draft over the same tokens, and the tokens' names (x1, x2, ... when None)."""
-    p_row, q_row = check_probs(p, "p"), check_probs(q, "q")
-    if len(p_row) != len(q_row):
-        raise ValueError(f"p and q must have the same length (got {len(p_row)} and {len(q_row)})")
-    return p_row, q_row, check_labels(labels, "labels", len(p_row))
 
 
 @handler("verify.pair", example={"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6], "blend": 0.5})
@@ -96,9 +88,7 @@ def ngram(
             "all-accepted-prob": round(math.prod(pos["threshold"] for pos in positions), 12),
             "beta": round(math.fsum(pos["beta"] for pos in positions) / g, 12),
         },
-        "prompt_pieces": prompt_pieces(pair_, context),
-        "prompt_tokens": len(context),
-        "context_text": pair_.decode(context[-24:]),
+        **prompt_view(pair_, context),
         "positions": positions,
         "rows": [{"scores": positions[j]["label"] if j < g else "bonus", "top": top(p_rows[j])} for j in range(g + 1)],
         "final": {"word": words[round_.final_token], "kind": round_.ended_with, "prob": source[round_.final_token]}
