@@ -91,16 +91,9 @@ def ngram(
         ids = top_tokens(q_row, n_alt)
         ids += [] if token in ids else [token]  # a draw from q's tail is shown beside the favourites
         positions.append(
-            {
-                "index": i,
-                "token": token,
-                "word": pair.vocab[token],
-                "q": q_row[token],
-                "p": p_row[token],
-                "accept": min(1.0, p_row[token] / q_row[token]),
-                "beta": round(acceptance_rate(p_row, q_row), 12),
-                "alternatives": [{"word": pair.vocab[t], "q": q_row[t], "p": p_row[t]} for t in ids],
-            }
+            {"index": i, "token": token, "word": pair.vocab[token], "q": q_row[token], "p": p_row[token]}
+            | {"accept": min(1.0, p_row[token] / q_row[token]), "beta": round(acceptance_rate(p_row, q_row), 12)}
+            | {"alternatives": [{"word": pair.vocab[t], "q": q_row[t], "p": p_row[t]} for t in ids]}
         )
     beta = math.fsum(pos["beta"] for pos in positions) / len(positions)
     return {
@@ -149,27 +142,23 @@ def _panel(i: int, pos: dict[str, Any], x_dom: list[float], y_dom: list[float]) 
     alts = pos["alternatives"][::-1]  # horizontal bars list categories bottom-up: the favourite goes on top
     words = [a["word"] for a in alts]
     drafted = [a["q"] if a["word"] == pos["word"] else 0.0 for a in alts]
-    hover = "q(%{y}) = %{x:.4f}<extra></extra>"
+    others = [a["q"] - d for a, d in zip(alts, drafted, strict=True)]
+    hover, grey = "q(%{y}) = %{x:.4f}<extra></extra>", {"color": COLORS["discarded"], "opacity": 0.6}
+    diamond, name = {"symbol": "diamond", "size": 9}, "target p (checked in Verify)"
     traces = [
-        bar(words, drafted, name="drafted word: q(x)", role="draft", hover=hover) | {"legendgroup": "drafted"},
-        bar(words, [a["q"] - d for a, d in zip(alts, drafted, strict=True)], name="other candidates: q", hover=hover)
-        | {"legendgroup": "others", "marker": {"color": COLORS["discarded"], "opacity": 0.6}},
+        bar(drafted, words, name="drafted word: q(x)", role="draft", hover=hover) | {"legendgroup": "drafted"},
+        bar(others, words, name="other candidates: q", hover=hover) | {"legendgroup": "others", "marker": grey},
     ]
-    for trace in traces:
-        trace.update(x=trace["y"], y=words, orientation="h")
-    hover = "p(%{y}) = %{x:.4f}<extra></extra>"
-    marker = {"symbol": "diamond", "size": 9}
-    target = line([a["p"] for a in alts], [], name="target p (checked in Verify)", role="target", mode="markers")
+    traces = [trace | {"orientation": "h"} for trace in traces]
     traces.append(
-        target | {"y": words, "legendgroup": "target", "hovertemplate": hover} | {"marker": target["marker"] | marker}
+        line([a["p"] for a in alts], words, name=name, role="target", mode="markers", marker=diamond)
+        | {"legendgroup": "target", "hovertemplate": "p(%{y}) = %{x:.4f}<extra></extra>"}
     )
-    for trace in traces:
-        trace.update(xaxis=f"x{n}", yaxis=f"y{n}", showlegend=i == 0)
     # Each panel on its own scale: a drafted word's q is often a few percent, invisible on a 0..1 axis.
     top = min(1.0, 1.15 * max(a[key] for a in alts for key in ("q", "p"))) or 1.0
     title = f"<b>{i + 1}. {pos['word']}</b>   q = {_prob_text(pos['q'])}, p = {_prob_text(pos['p'])}"
     note = {"text": title, "xref": "paper", "yref": "paper", "x": x_dom[0], "y": y_dom[1], "showarrow": False}
-    return traces, {
+    return [trace | {"xaxis": f"x{n}", "yaxis": f"y{n}", "showlegend": i == 0} for trace in traces], {
         f"xaxis{n}": {"domain": x_dom, "anchor": f"y{n}", "range": [0, top], "fixedrange": True, "nticks": 5},
         f"yaxis{n}": {"domain": y_dom, "anchor": f"x{n}", "fixedrange": True, "automargin": True},
         "annotation": note | {"xanchor": "left", "yanchor": "bottom"},

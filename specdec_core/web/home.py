@@ -40,22 +40,20 @@ MAX_ROUNDS = 64
 
 def _generate(alpha: float, gamma: int, seed: int, rounds: int) -> tuple[list[steps.Round], list[str]]:
     """The first ``rounds`` rounds of the seeded run (the same rounds whatever comes after them)."""
-    pair = models.agreement_pair(alpha)
     # A round emits at most gamma + 1 tokens, so this budget never shortens one of them.
-    run = engine.SpeculativeRun(
-        pair, policies.FixedPolicy(gamma), max_tokens=rounds * (gamma + 1), rng=random.Random(seed)
-    )
+    pair, budget = models.agreement_pair(alpha), rounds * (gamma + 1)
+    run = engine.SpeculativeRun(pair, policies.FixedPolicy(gamma), max_tokens=budget, rng=random.Random(seed))
     for _ in range(rounds):
         run.advance(1)  # one round: each emits at least one token
     return run.trace.rounds, list(pair.vocab)
 
 
 def _points(run: list[steps.Round], words: list[str], pending: bool) -> list[dict[str, Any]]:
-    """One chart point per token: kind, round, position (1-based), height z, stem height and hover text."""
+    """One chart point per token: kind, round x, position y (1-based), height z, stem height and hover text."""
     points: list[dict[str, Any]] = []
 
     def add(kind: str, r: int, position: int, z: float, stem: float | None, text: str) -> None:
-        points.append({"kind": kind, "round": r, "position": position, "z": z, "stem": stem, "text": text})
+        points.append({"kind": kind, "x": r, "y": position, "z": z, "stem": stem, "text": text})
 
     for r, round_ in enumerate(run, start=1):
         for pos in round_.positions:
@@ -78,9 +76,11 @@ def _points(run: list[steps.Round], words: list[str], pending: bool) -> list[dic
     return points
 
 
-def _sentence(round_: steps.Round, words: list[str], r: int) -> str:
+def _sentence(round_: steps.Round, words: list[str], r: int, pending: bool) -> str:
     """One round in words, the way the Step button explains it."""
     gamma = round_.gamma
+    if pending:
+        return f"Round {r}: drafted {gamma}; one target pass is about to check them all at once."
     if round_.ended_with == "bonus":
         return f"Round {r}: drafted {gamma}, accepted all {gamma}, then the bonus “{words[round_.final_token]}”."
     rejected = next(pos for pos in round_.positions if pos.outcome == "rejected")
@@ -149,24 +149,16 @@ def run(
     n = total if shown is None else check_int(shown, "shown", 1, total)
     view, words = _generate(a, g, check_seed(seed), n)
     done = view[:-1] if check_flag(pending, "pending") else view
-    if pending:
-        latest = f"Round {n}: drafted {g}; one target pass is about to check them all at once."
-    else:
-        latest = _sentence(view[-1], words, n)
     table = [
-        {
-            "round": i,
-            "drafts": [f"{words[pos.token]} ({pos.outcome})" for pos in r.positions],
-            "final": f"{words[r.final_token]} ({r.ended_with})",
-            "emitted": len(r.tokens),
-        }
+        {"round": i, "drafts": [f"{words[pos.token]} ({pos.outcome})" for pos in r.positions]}
+        | {"final": f"{words[r.final_token]} ({r.ended_with})", "emitted": len(r.tokens)}
         for i, r in enumerate(done, start=1)
     ]
     return {
         "figure": _figure(_points(view, words, pending), rounds=total, gamma=g),
         "metrics": _metrics(done, a, g, c),
         "summary": _summary(done, g, a),
-        "latest": latest,
+        "latest": _sentence(view[-1], words, n, pending),
         "table": table,
     }
 
@@ -180,8 +172,8 @@ def _figure(points: list[dict[str, Any]], *, rounds: int, gamma: int) -> Figure:
     stems: dict[str, list[Any]] = {"x": [], "y": [], "z": []}
     for point in points:
         if point["stem"] is not None:
-            stems["x"] += [point["round"], point["round"], None]
-            stems["y"] += [point["position"], point["position"], None]
+            stems["x"] += [point["x"], point["x"], None]
+            stems["y"] += [point["y"], point["y"], None]
             stems["z"] += [0.0, point["stem"], None]
     line_style = {"color": COLORS["target"], "width": 5}
     data: list[PlotTrace] = [
@@ -189,28 +181,22 @@ def _figure(points: list[dict[str, Any]], *, rounds: int, gamma: int) -> Figure:
         | {"line": line_style, "hoverinfo": "skip", "connectgaps": False}
     ]
     for kind, (name, colour, symbol) in KINDS.items():
-        group = [point for point in points if point["kind"] == kind] or [{}]
         # A kind absent from the run keeps its legend entry through one point at null, which draws nothing: the
         # legend is the chart's key, and entries coming and going with a slider would move the others around.
+        group = [point for point in points if point["kind"] == kind] or [{"text": ""}]
+        marker = {"color": colour, "symbol": symbol, "size": 6 if kind == "discarded" else 7}
         data.append(
-            {
-                "type": "scatter3d",
-                "mode": "markers",
-                "name": name,
-                "x": [point.get("round") for point in group],
-                "y": [point.get("position") for point in group],
-                "z": [point.get("z") for point in group],
-                "text": [point.get("text", "") for point in group],
-                "hovertemplate": "%{text}<extra></extra>",
-                "marker": {"color": colour, "symbol": symbol, "size": 6 if kind == "discarded" else 7},
-                "showlegend": True,
-            }
+            {"type": "scatter3d", "mode": "markers", "name": name}
+            | {key: [point.get(key) for point in group] for key in ("x", "y", "z", "text")}
+            | {"hovertemplate": "%{text}<extra></extra>", "marker": marker, "showlegend": True}
         )
     return figure(data, _scene_layout(rounds, gamma))
 
 
 def _scene_layout(rounds: int, gamma: int) -> dict[str, Any]:
     positions = list(range(1, gamma + 2))
+    y_ticks: dict[str, Any] = {"tickvals": positions, "ticktext": [*map(str, positions[:-1]), "bonus"]}
+    z_ticks: dict[str, Any] = {"tickvals": [0, 0.5, 1, SAMPLED_Z], "ticktext": ["0", "0.5", "1", "sampled"]}
 
     def axis(title: str, range_: list[float], **ticks: Any) -> dict[str, Any]:
         return {"showspikes": False, "title": {"text": title}, "range": range_, **ticks}
@@ -222,12 +208,8 @@ def _scene_layout(rounds: int, gamma: int) -> dict[str, Any]:
         "uirevision": "lab3d",  # keeps the reader's camera when a slider redraws the scene
         "scene": {
             "xaxis": axis("round", [0.5, rounds + 0.5], dtick=1 if rounds <= 20 else 5),
-            "yaxis": axis(
-                "draft position", [0.5, gamma + 1.5], tickvals=positions, ticktext=[*map(str, positions[:-1]), "bonus"]
-            ),
-            "zaxis": axis(
-                "u vs min(1, p/q)", [0, 1.25], tickvals=[0, 0.5, 1, SAMPLED_Z], ticktext=["0", "0.5", "1", "sampled"]
-            ),
+            "yaxis": axis("draft position", [0.5, gamma + 1.5], **y_ticks),
+            "zaxis": axis("u vs min(1, p/q)", [0, 1.25], **z_ticks),
             "aspectmode": "manual",
             "aspectratio": {"x": 2.0, "y": 1.0, "z": 0.75},
             "camera": {"eye": {"x": 1.2, "y": -1.65, "z": 0.75}, "center": {"x": 0, "y": 0, "z": -0.2}},

@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from .. import engine, models, policies, stats, steps, theory
+from ..distributions import total_variation
 from . import handler
 from .args import check_int, check_like, check_number, check_seed
 from .plot import ALPHA, COLORS, GAMMA, Figure, PlotTrace, bar, figure, layout, line, plural, rounded
@@ -188,7 +189,7 @@ def run(
     state, engine_run = _restore(_fresh(check_seed(seed), q, g) if state is None else state, q, g)
     recent = _advance(state, engine_run, q, g, n)
     metrics = _rates(state, engine_run.totals, q, g, c)
-    verdict = _verdict(state["transitions"], metrics)
+    verdict = _verdict(metrics)
     return {
         "metrics": metrics,
         "figures": _figures(state, q, g, metrics),
@@ -241,14 +242,12 @@ def _rates(state: dict[str, Any], totals: engine.Counters, quality: float, gamma
             "tokens-per-pass-theory": 1.0 + expected / done,
             "speedup": totals.emitted / time,
             "speedup-theory": (done + expected) / time,
-            "tv-draft": round(
-                0.5 * math.fsum(abs(a - b) for a, b in zip(_mix(visits, quality), _mix(visits), strict=True)), 6
-            ),
+            "tv-draft": round(total_variation(_mix(visits, quality), _mix(visits)), 6),
         }
     )
 
 
-def _verdict(transitions: list[list[int]], metrics: dict[str, Any]) -> dict[str, str]:
+def _verdict(metrics: dict[str, Any]) -> dict[str, str]:
     """The exactness check in words; no verdict before MIN_TOKENS tokens and a context with 5+ expected."""
     n = metrics["tokens-emitted"]
     if n < MIN_TOKENS or not metrics.get("df"):
@@ -282,10 +281,8 @@ def _explain(number: int, round_: steps.Round) -> str:
         text += f'all {gamma} accepted, bonus "{final}" from the target\'s next row'
     else:
         no = round_.positions[accepted]  # the first rejection ends the round
-        text += (
-            f'accepted {accepted}, rejected "{WORDS[no.token]}" (kept with probability p/q = {min(1.0, no.ratio):.2f}'
-        )
-        text += f', drew u = {no.u:.2f}) and resampled "{final}" from the residual'
+        why = f"kept with probability p/q = {min(1.0, no.ratio):.2f}, drew u = {no.u:.2f}"
+        text += f'accepted {accepted}, rejected "{WORDS[no.token]}" ({why}) and resampled "{final}" from the residual'
         text += f"; discarded the {round_.discarded} drafted after it" if round_.discarded else ""
     return f"{text}: {plural(accepted + 1, 'token')} for one target pass."
 
@@ -323,29 +320,19 @@ def _accepted_figure(observed: list[float], expected: list[float], rounds: int) 
     played = bar(ks, observed, name=f"played ({rounds} rounds)", role="accepted", hover=hover)
     hover = "expected %{y:.3f}<extra></extra>"
     theory_ = line(ks, expected, name="theory", role="target", mode="markers", marker=diamond, hover=hover)
-    axes: dict[str, Any] = {
-        "x_title": "drafts accepted in a round",
-        "y_title": "share of rounds",
-        "yaxis": {"rangemode": "tozero"},
-    }
-    return figure([played, theory_], layout(height=280, xaxis={"type": "category"}, **axes))
+    x_title, category = "drafts accepted in a round", {"type": "category"}
+    axes = layout(x_title=x_title, y_title="share of rounds", height=280, xaxis=category, yaxis={"rangemode": "tozero"})
+    return figure([played, theory_], axes)
 
 
 def _window_figure(points: list[list[Any]], changes: list[list[Any]]) -> Figure:
     """The draft acceptance rate over the last WINDOW rounds as the run goes on, against its exact expectation."""
-    x, hover = [p[0] for p in points], "round %{x}: %{y:.3f}<extra></extra>"
-    played = line(
-        x, [p[1] for p in points], name=f"draft acceptance rate, last {WINDOW} rounds", role="accepted", hover=hover
-    )
+    x, name = [p[0] for p in points], f"draft acceptance rate, last {WINDOW} rounds"
+    played = line(x, [p[1] for p in points], name=name, role="accepted", hover="round %{x}: %{y:.3f}<extra></extra>")
     hover = "round %{x}: expected %{y:.3f}<extra></extra>"
     expected = line(x, [p[2] for p in points], name="theory", role="target", dash="dot", hover=hover)
-    axes = layout(
-        x_title="round",
-        y_title="accepted / drafted",
-        y_range=[0, 1.05],
-        height=280,
-        xaxis={} if x else {"range": [0, WINDOW]},
-    )
+    empty = {} if x else {"range": [0, WINDOW]}  # before the first round: an axis one window wide
+    axes = layout(x_title="round", y_title="accepted / drafted", y_range=[0, 1.05], height=280, xaxis=empty)
     dashed, at = {"dash": "dash", "width": 1, "color": COLORS["discarded"]}, {"xref": "x", "yref": "paper"}
     axes["shapes"] = [{"type": "line", "x0": r, "x1": r, "y0": 0, "y1": 1, "line": dashed} | at for r, _ in changes]
     label = {"y": 1.0, "showarrow": False, "xanchor": "left", "yanchor": "top", "font": {"size": 10}} | at
@@ -355,12 +342,13 @@ def _window_figure(points: list[list[Any]], changes: list[list[Any]]) -> Figure:
 
 def _distributions_figure(target: list[float], output: list[float] | None, draft: list[float]) -> Figure:
     """Output against target over the same contexts, and the current draft's distribution for contrast."""
-    data = [bar(WORDS, target, name="target p", role="target", hover="p(%{x}) = %{y:.4f}<extra></extra>")]
-    if output is not None:
-        data.append(
-            bar(WORDS, output, name="emitted output", role="overlap", hover="output %{x}: %{y:.4f}<extra></extra>")
-        )
-    data.append(bar(WORDS, draft, name="draft q (contrast)", role="draft", hover="q(%{x}) = %{y:.4f}<extra></extra>"))
+    hover = "output %{x}: %{y:.4f}<extra></extra>"
+    emitted = [] if output is None else [bar(WORDS, output, name="emitted output", role="overlap", hover=hover)]
+    data = [
+        bar(WORDS, target, name="target p", role="target", hover="p(%{x}) = %{y:.4f}<extra></extra>"),
+        *emitted,
+        bar(WORDS, draft, name="draft q (contrast)", role="draft", hover="q(%{x}) = %{y:.4f}<extra></extra>"),
+    ]
     axes: dict[str, Any] = {"xaxis": {"tickangle": -45}, "yaxis": {"rangemode": "tozero"}, "margin": {"b": 72}}
     return figure(data, layout(x_title="token", y_title="share of emitted tokens", barmode="group", height=300, **axes))
 
@@ -386,17 +374,12 @@ def _takeaway_figure(gamma: int, alpha: float, measured: tuple[float, float] | N
     data.append(ends | {"hoverinfo": "skip", "showlegend": False, "cliponaxis": False})
     star = {"symbol": "star", "size": 20, "line": {"width": 1, "color": "#ffffff"}}
     hover = f"{ALPHA} = %{{x:.3f}}: expected %{{y:.2f}} tokens per pass<extra>your setting</extra>"
-    value = round(theory.expected_tokens(alpha, gamma), 6)
-    data.append(
-        line([round(alpha, 6)], [value], name="your setting", role="rejected", mode="markers", marker=star, hover=hover)
-    )
+    x, y = [round(alpha, 6)], [round(theory.expected_tokens(alpha, gamma), 6)]
+    data.append(line(x, y, name="your setting", role="rejected", mode="markers", marker=star, hover=hover))
     if measured is not None:
         diamond, hover = {"symbol": "diamond", "size": 8}, "played: %{y:.2f} tokens per pass<extra>your run</extra>"
-        data.append(
-            line(
-                *([m] for m in measured), name="your run", role="accepted", mode="markers", marker=diamond, hover=hover
-            )
-        )
+        x, y = [measured[0]], [measured[1]]
+        data.append(line(x, y, name="your run", role="accepted", mode="markers", marker=diamond, hover=hover))
     x_title = f"{ALPHA} (per-token acceptance rate)"
     axes = layout(x_title=x_title, y_title="expected tokens per target pass", y_range=[0, 9.3], margin={"r": 40})
     return figure(data, axes)

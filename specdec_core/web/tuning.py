@@ -101,19 +101,15 @@ def _speedup_figure(gammas: list[int], speedups: list[float], gamma: int, best: 
 
     hover = f"{GAMMA} = %{{x}}: speedup %{{y:.3f}}{TIMES}<extra></extra>"
     even = line([0, max(gammas)], [1.0, 1.0], name=f"break-even (1{TIMES})", role="discarded", dash="dash")
-    even["hoverinfo"] = "skip"
-    top = max([*speedups, 1.0]) * 1.12
-    out = figure(
-        [
-            line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover),
-            even,
-            mark(gamma, f"your {GAMMA} = {gamma}", "target", {"size": 11, "symbol": "circle"}),
-            mark(best, f"optimal {GAMMA} = {best}", "rejected", {"size": 15, "symbol": "star"}),
-        ],
-        layout(x_title=f"speculation length {GAMMA}", y_title="speedup over plain decoding", y_range=[0, top]),
-    )
-    out["layout"]["xaxis"]["dtick"] = 2 if max(gammas) > 16 else 1
-    return out
+    data = [
+        line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover),
+        even | {"hoverinfo": "skip"},
+        mark(gamma, f"your {GAMMA} = {gamma}", "target", {"size": 11, "symbol": "circle"}),
+        mark(best, f"optimal {GAMMA} = {best}", "rejected", {"size": 15, "symbol": "star"}),
+    ]
+    x_title, top = f"speculation length {GAMMA}", max([*speedups, 1.0]) * 1.12
+    ticks = {"dtick": 2 if max(gammas) > 16 else 1}
+    return figure(data, layout(x_title=x_title, y_title="speedup over plain decoding", y_range=[0, top], xaxis=ticks))
 
 
 def _map_figure(alpha: float, cost: float) -> Figure:
@@ -148,8 +144,10 @@ _STYLES = {
 _MEASURES = ["tokens per target pass", "draft steps per token", "discarded share", "speedup at c"]
 
 
-def _runs(names: list[str], state: object, pair: models.Pair, make: dict[str, Any]) -> dict[str, engine.SpeculativeRun]:
-    """Each policy's run: resumed from ``state`` when the page sent it, else started with ``make``'s budget."""
+def _runs(
+    names: list[str], state: object, pair: models.Pair, budget: int, seed: int, **policy_args: Any
+) -> dict[str, engine.SpeculativeRun]:
+    """Each policy's run: resumed from ``state`` when the page sent it, else started with ``budget`` tokens to emit."""
     if state is not None and not isinstance(state, dict):
         raise TypeError(f"state must be the state a previous call returned, got {type(state).__name__}")
     saved, runs = state or {}, {}
@@ -157,13 +155,10 @@ def _runs(names: list[str], state: object, pair: models.Pair, make: dict[str, An
         raise ValueError(f"state must hold runs of the policies named in policies_ only (got {sorted(saved)})")
     for name in names:
         if name not in saved:
-            policy = policies.make_policy(name, gamma=make["gamma"], tau=make["tau"], max_gamma=make["max_gamma"])
             # Every policy gets the same random stream; they consume it differently, so the texts differ. A
             # window of 8 is more than the n-gram target reads; a paragraph that ends starts a fresh one.
-            rng = random.Random(f"tuning:{make['seed']}")
-            runs[name] = engine.SpeculativeRun(
-                pair, policy, max_tokens=make["total"], rng=rng, window=8, restart_at_end=True
-            )
+            rng, policy = random.Random(f"tuning:{seed}"), policies.make_policy(name, **policy_args)
+            runs[name] = engine.SpeculativeRun(pair, policy, max_tokens=budget, rng=rng, window=8, restart_at_end=True)
             continue
         try:
             runs[name] = engine.SpeculativeRun.restore(pair, saved[name])
@@ -205,21 +200,15 @@ def compare(
     so a run streamed in chunks is the run one call would make.
     """
     n = check_int(tokens, "tokens", 1, 2000)
-    make: dict[str, Any] = {
-        "total": n if total is None else check_int(total, "total", 1, 20_000),
-        "seed": check_seed(seed),
-    }
-    make |= {"gamma": check_int(gamma, "gamma", 1, MAX_GAMMA), "tau": check_number(tau, "tau", 0.0, 1.0)}
-    make["max_gamma"] = check_int(max_gamma, "max_gamma", 1, MAX_GAMMA)
+    budget = n if total is None else check_int(total, "total", 1, 20_000)
+    s, g, t = check_seed(seed), check_int(gamma, "gamma", 1, MAX_GAMMA), check_number(tau, "tau", 0.0, 1.0)
+    cap = check_int(max_gamma, "max_gamma", 1, MAX_GAMMA)
     chosen = check_list(policies_ or list(policies.POLICY_NAMES), "policies_", 1, 4)
     names = [check_choice(x, f"policies_[{i}]", policies.POLICY_NAMES) for i, x in enumerate(chosen)]
     c = check_number(cost, "cost", 0.0, 10.0)
-    t, k, p = (
-        check_number(temperature, "temperature", 0.05, 10.0),
-        check_int(top_k, "top_k", 0, 10**5),
-        check_number(top_p, "top_p", 0.01, 1.0),
-    )
-    runs = _runs(names, state, ngram_pair(t, k, p), make)
+    shaping = (check_number(temperature, "temperature", 0.05, 10.0), check_int(top_k, "top_k", 0, 10**5))
+    pair = ngram_pair(*shaping, check_number(top_p, "top_p", 0.01, 1.0))
+    runs = _runs(names, state, pair, budget, s, gamma=g, tau=t, max_gamma=cap)
     metrics: dict[str, float] = {}
     rows = []
     for name, run in runs.items():

@@ -105,10 +105,8 @@ def rates(alpha: float = 0.8, gamma: int = 4) -> dict[str, Any]:
     count as drafted: it is (1 / gamma) alpha (1 - alpha^gamma) / (1 - alpha) (``theory.draft_acceptance_rate``).
     """
     a, g = check_number(alpha, "alpha", 0, 1), check_int(gamma, "gamma", 1, MAX_PAGE_GAMMA)
-    alphas = [i / 100 for i in range(101)]
-    per_draft = [round(theory.draft_acceptance_rate(x, g), 12) for x in alphas]
     return {
-        "figure": _rates_figure(alphas, per_draft, [round(x**g, 12) for x in alphas], a, g),
+        "figure": _rates_figure(a, g),
         "metrics": {
             "alpha": a,
             "accept-rate": round(theory.draft_acceptance_rate(a, g), 12),
@@ -139,11 +137,10 @@ def _round_figure(positions: list[dict[str, Any]]) -> Figure:
         trace = bar(labels, [pos["threshold"] for pos in picked], name=name, hover=hover)
         trace["marker"] = {"color": COLORS[outcome], "opacity": 0.45}
         trace["customdata"] = [[pos["p"], pos["q"]] for pos in picked]
+        bars.append(trace)
         if not symbol:
             trace["marker"]["pattern"] = {"shape": PATTERNS["discarded"]}
-            bars.append(trace)
             continue
-        bars.append(trace)
         style = {"symbol": symbol, "size": 14, "line": {"width": 2, "color": COLORS[outcome]}}
         u, hover_u = [pos["u"] for pos in picked], "%{x}<br>u = %{y:.3f}<extra></extra>"
         marks.append(line(labels, u, name=f"u ({outcome})", role=outcome, mode="markers", marker=style, hover=hover_u))
@@ -152,27 +149,20 @@ def _round_figure(positions: list[dict[str, Any]]) -> Figure:
     return figure(bars + marks, lay | {"barmode": "overlay", "height": 340})
 
 
-def _rates_figure(
-    alphas: list[float],  # [n] the x axis
-    per_draft: list[float],  # [n] the draft acceptance rate at this gamma
-    all_accepted: list[float],  # [n] alpha ** gamma
-    alpha: float,
-    gamma: int,
-) -> Figure:
+def _rates_figure(alpha: float, gamma: int) -> Figure:
     """Three ways to read one draft: per-token alpha, the draft acceptance rate, and the chance all gamma survive."""
+    alphas = [i / 100 for i in range(101)]
     here = min(range(len(alphas)), key=lambda i: abs(alphas[i] - alpha))
+    per_draft = [round(theory.draft_acceptance_rate(x, gamma), 12) for x in alphas]
     curves = (
         (alphas, "target", f"per-token acceptance rate {ALPHA}", "dash"),
         (per_draft, "draft", f"draft acceptance rate (accepted / drafted) at {GAMMA} = {gamma}", None),
-        (all_accepted, "accepted", f"all {gamma} accepted: {ALPHA}^{GAMMA}", "dot"),
+        ([round(x**gamma, 12) for x in alphas], "accepted", f"all {gamma} accepted: {ALPHA}^{GAMMA}", "dot"),
     )
     data = [line(alphas, values, name=name, role=role, dash=dash) for values, role, name, dash in curves]
+    hover = f"%{{y:.3f}}<extra>{ALPHA} = %{{x:.2f}}</extra>"
     for values, role, name, _ in curves:
-        hover = f"%{{y:.3f}}<extra>{ALPHA} = %{{x:.2f}}</extra>"
         dot = line([alpha], [values[here]], name=name, role=role, mode="markers", marker={"size": 10}, hover=hover)
-        dot["showlegend"] = False
-        data.append(dot)
-    return figure(
-        data,
-        layout(x_title=f"per-token acceptance rate {ALPHA}", y_title="rate", y_range=[0, 1.02], height=340),
-    )
+        data.append(dot | {"showlegend": False})
+    axes = layout(x_title=f"per-token acceptance rate {ALPHA}", y_title="rate", y_range=[0, 1.02], height=340)
+    return figure(data, axes)
