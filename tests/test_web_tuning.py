@@ -275,6 +275,7 @@ def test_policies_figure_has_one_bar_group_per_policy() -> None:
         ({"cost": -0.1}, "cost"),
         ({"policies_": ["greedy"]}, r"policies_\[0\]"),
         ({"policies_": "fixed"}, "policies_"),
+        ({"policies_": ["fixed", "oracle", "fixed"]}, "policies_ must name each policy at most once"),
         ({"tau": 2}, "tau"),
         ({"temperature": "hot"}, "temperature"),
         ({"top_k": 1.5}, "top_k"),

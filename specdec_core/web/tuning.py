@@ -205,6 +205,8 @@ def compare(
     cap = check_int(max_gamma, "max_gamma", 1, MAX_GAMMA)
     chosen = check_list(policies_ or list(policies.POLICY_NAMES), "policies_", 1, 4)
     names = [check_choice(x, f"policies_[{i}]", policies.POLICY_NAMES) for i, x in enumerate(chosen)]
+    if len(set(names)) < len(names):  # one run per policy: a name twice would have no bar of its own
+        raise ValueError(f"policies_ must name each policy at most once (got {', '.join(names)})")
     c = check_number(cost, "cost", 0.0, 10.0)
     shaping = (check_number(temperature, "temperature", 0.05, 10.0), check_int(top_k, "top_k", 0, 10**5))
     pair = ngram_pair(*shaping, check_number(top_p, "top_p", 0.01, 1.0))
