@@ -89,3 +89,11 @@ def test_refuses_bad_input_by_name_and_caps_its_work(
 ) -> None:
     with pytest.raises(error, match=message):
         run(**{"alpha": 0.5, "gamma": 4, **args})
+
+
+def test_at_alpha_one_the_bonus_marker_stays_inside_the_chart() -> None:
+    """Every round ends with a bonus at alpha = 1: the share is 1, so the y axis must reach above 1."""
+    result = run(alpha=1.0, gamma=4, rounds=200, seed=0)
+    counts = result["figures"]["counts"]
+    assert result["metrics"]["bonus-share"] == 1.0
+    assert counts["layout"]["yaxis"]["range"][1] > 1.0

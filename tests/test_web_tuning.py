@@ -256,13 +256,30 @@ def test_policies_sampling_knobs_reach_the_models() -> None:
     assert 0.0 <= hot["alpha"] <= 1.0
 
 
-def test_policies_figure_has_one_bar_group_per_policy() -> None:
+def test_policies_figure_gives_each_measure_its_own_axis() -> None:
+    """Four panels (tokens per pass, draft steps per token, discarded share, speedup), one bar per policy in each:
+    a share and a speedup never share a y axis, and each policy has one legend entry."""
     result = call("tuning.policies", tokens=20, seed=0)
-    traces = result["figure"]["data"]
-    assert [t["type"] for t in traces] == ["bar"] * 4
-    for trace, name in zip(traces, POLICIES, strict=True):
-        assert trace["y"][3] == pytest.approx(result["metrics"][f"{name}-speedup"], abs=1e-11)
+    traces, axes = result["figure"]["data"], result["figure"]["layout"]
+    assert [t["type"] for t in traces] == ["bar"] * 16
+    assert {t["yaxis"] for t in traces} == {"y", "y2", "y3", "y4"}
+    titles = [axes[k]["title"]["text"] for k in ("yaxis", "yaxis2", "yaxis3", "yaxis4")]
+    assert titles == ["tokens per target pass", "draft steps per token", "discarded share", "speedup at c"]
+    speedups = [t for t in traces if t["yaxis"] == "y4"]
+    for trace, name in zip(speedups, POLICIES, strict=True):
+        assert trace["y"][0] == pytest.approx(result["metrics"][f"{name}-speedup"], abs=1e-11)
+    assert sum(t["showlegend"] for t in traces) == 4
     assert all(math.isfinite(v) for t in traces for v in t["y"])
+
+
+def test_map_sets_no_gamma_pays_apart_from_short_drafts() -> None:
+    """Optimal gamma 0 (plain decoding wins) is grey; 1 and up run along Viridis, so 0 never looks like 1-5."""
+    heat = call("tuning.calculator", alpha=0.8, gamma=4, cost=0.05)["figures"]["map"]["data"][0]
+    scale = heat["colorscale"]
+    assert scale[0][1] == scale[1][1] != scale[2][1]
+    edge = scale[1][0]
+    assert edge == scale[2][0] == pytest.approx(0.5 / heat["zmax"])
+    assert any(0 in row for row in heat["z"]) and heat["colorbar"]["ticktext"][0].startswith("0")
 
 
 @pytest.mark.parametrize(

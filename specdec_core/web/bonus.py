@@ -72,7 +72,9 @@ def _counts_figure(gamma: int, law: list[float], simulated: list[float]) -> Figu
     dots, hover = {"symbol": "diamond", "size": 11}, "simulated: %{y:.4f}<extra></extra>"
     sim = line(names, simulated, name="simulated rounds", role="target", mode="markers", marker=dots, hover=hover)
     x_title, y_title = "drafts accepted in the round", "share of rounds"
-    axes = layout(x_title=x_title, y_title=y_title, y_range=[0, 1], barmode="overlay", xaxis={"type": "category"})
+    # Headroom above 1: at alpha = 1 every round ends with a bonus, and the marker must not be cut at the top.
+    axes = layout(x_title=x_title, y_title=y_title, y_range=[0, 1.08], barmode="overlay", xaxis={"type": "category"})
+    axes["yaxis"] |= {"tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1]}
     return figure([ended, with_pattern(full, "+"), sim], axes)
 
 

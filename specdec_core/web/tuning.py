@@ -112,16 +112,41 @@ def _speedup_figure(gammas: list[int], speedups: list[float], gamma: int, best: 
     return figure(data, layout(x_title=x_title, y_title="speedup over plain decoding", y_range=[0, top], xaxis=ticks))
 
 
+#: Viridis, sampled at ten points: the ramp for gamma = 1 and up. Gamma = 0 ("no gamma pays") gets a grey of its
+#: own, so plain decoding's region cannot be mistaken for a short draft.
+_VIRIDIS = [
+    *("#440154", "#482878", "#3E4989", "#31688E", "#26828E"),
+    *("#1F9E89", "#35B779", "#6DCD59", "#B4DE2C", "#FDE725"),
+]
+_NO_GAMMA = "#8C8C8C"
+
+
+def _gamma_colorscale(top: int) -> list[list[float | str]]:
+    """0 in grey, then 1..top along Viridis; ``top`` is the largest value on the map (zmin 0, zmax top)."""
+    edge = 0.5 / top  # halfway between 0 and 1 on the normalised scale
+    ramp = [[edge + (1 - edge) * i / (len(_VIRIDIS) - 1), c] for i, c in enumerate(_VIRIDIS)]
+    return [[0.0, _NO_GAMMA], [edge, _NO_GAMMA], [edge, _VIRIDIS[0]], *ramp]
+
+
 def _map_figure(alpha: float, cost: float) -> Figure:
     """Heatmap of the optimal gamma over draft cost (x) and alpha (y), with the reader's point marked."""
+    grid = _optimal_gamma_grid()
+    top = max(1, max(max(row) for row in grid))
+    ticks = sorted({1, *range(4, top + 1, 4), top})
     heat = {
         "type": "heatmap",
         "x": _MAP_COSTS,
         "y": _MAP_ALPHAS,
-        "z": [list(row) for row in _optimal_gamma_grid()],
-        "colorscale": "Viridis",
+        "z": [list(row) for row in grid],
+        "colorscale": _gamma_colorscale(top),
         "zmin": 0,
-        "colorbar": {"title": {"text": f"optimal {GAMMA}"}, "thickness": 12},
+        "zmax": top,
+        "colorbar": {
+            "title": {"text": f"optimal {GAMMA}"},
+            "thickness": 12,
+            "tickvals": [0, *ticks],
+            "ticktext": ["0: none pays", *map(str, ticks)],
+        },
         "hovertemplate": f"c = %{{x:.2f}}, {ALPHA} = %{{y:.2f}}: optimal {GAMMA} = %{{z}}<extra></extra>",
         "name": f"optimal {GAMMA}",
     }
@@ -234,10 +259,24 @@ def compare(
 
 
 def _policy_figure(names: list[str], rows: list[list[float]]) -> Figure:
-    """Grouped bars: one group per measure, one bar per policy (colour and pattern per policy)."""
-    traces = []
-    for name, row in zip(names, rows, strict=True):
-        label, role = _STYLES[name]
-        trace = bar(_MEASURES, row, name=label, hover=f"{label}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
-        traces.append(trace | {"marker": role_marker(role)})
-    return figure(traces, layout(y_title="value", barmode="group", height=340))
+    """One small panel per measure, each with its own y axis (a share and a speedup never share a scale); one bar
+    per policy, with the policy's colour and pattern, and one legend entry per policy."""
+    traces: list[PlotTrace] = []
+    axes: dict[str, Any] = {}
+    for m, measure in enumerate(_MEASURES):
+        suffix = "" if m == 0 else str(m + 1)
+        column, row = m % 2, m // 2
+        x_domain = [0.0, 0.44] if column == 0 else [0.56, 1.0]
+        y_domain = [0.58, 1.0] if row == 0 else [0.0, 0.42]
+        fixed = {"fixedrange": True}
+        axes[f"xaxis{suffix}"] = fixed | {"domain": x_domain, "anchor": f"y{suffix}", "showticklabels": False}
+        axes[f"yaxis{suffix}"] = fixed | {"domain": y_domain, "anchor": f"x{suffix}", "rangemode": "tozero"}
+        axes[f"yaxis{suffix}"]["title"] = {"text": measure}
+        for name, values in zip(names, rows, strict=True):
+            label, role = _STYLES[name]
+            hover = f"{label}<br>{measure}: %{{y:.3f}}<extra></extra>"
+            trace = bar([label], [values[m]], name=label, hover=hover)
+            trace |= {"marker": role_marker(role), "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
+            traces.append(trace | {"legendgroup": name, "showlegend": m == 0})
+    base = layout(height=440, margin={"t": 56})
+    return figure(traces, base | axes)
