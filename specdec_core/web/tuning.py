@@ -124,7 +124,7 @@ _NO_GAMMA = "#8C8C8C"
 def _gamma_colorscale(top: int) -> list[list[float | str]]:
     """0 in grey, then 1..top along Viridis; ``top`` is the largest value on the map (zmin 0, zmax top)."""
     edge = 0.5 / top  # halfway between 0 and 1 on the normalised scale
-    ramp = [[edge + (1 - edge) * i / (len(_VIRIDIS) - 1), c] for i, c in enumerate(_VIRIDIS)]
+    ramp: list[list[float | str]] = [[edge + (1 - edge) * i / (len(_VIRIDIS) - 1), c] for i, c in enumerate(_VIRIDIS)]
     return [[0.0, _NO_GAMMA], [edge, _NO_GAMMA], [edge, _VIRIDIS[0]], *ramp]
 
 
