@@ -22,13 +22,16 @@ What it writes, all git-ignored:
 
    and this step runs the handler natively (``specdec_core.web.call``, the function the worker calls in the
    browser) and writes ``<template data-sd-initial data-search-exclude>RESULT</template>`` to the included file,
-   so the widget paints before Pyodide boots; ``js/lab.js`` imports the widget's module when it finds the
-   placeholder. Inert ``<template>``, never ``<script>``: Material's instant navigation re-creates every script
-   in the content without its type. The included file holds no URL: Zensical 0.0.73 rewrites relative URLs in a
-   page's HTML as if they were relative to the Markdown file, mkdocs leaves them, so no one URL works in both.
-   The step fails on a placeholder whose include line is missing or names another file, on a widget without
-   ``site_assets/js/widgets/NAME.js``, on settings that are not a JSON object, and on a failing handler.
-5. ``docs/sw.js``: the service worker (``site_assets/sw.js``) with this build's digest and the files it caches
+   so the widget paints before Pyodide boots. Inert ``<template>``, never ``<script>``: Material's instant
+   navigation re-creates every script in the content without its type. The included file holds no URL: Zensical
+   0.0.73 rewrites relative URLs in a page's HTML as if they were relative to the Markdown file, mkdocs leaves
+   them, so no one URL works in both. The step fails on a placeholder whose include line is missing or names
+   another file, on a widget without ``site_assets/js/widgets/NAME.js``, on settings that are not a JSON object,
+   and on a failing handler.
+5. ``site_assets/overrides/widget-modules.html``: the template part that gives each page a module script for
+   each widget it holds, after ``js/lab.js``, so widgets register and paint before DOMContentLoaded (importing
+   them from lab.js instead put Material's start-up and KaTeX first: the first chart came 0.15-1.5 s later).
+6. ``docs/sw.js``: the service worker (``site_assets/sw.js``) with this build's digest and the files it caches
    for offline and repeat visits. The digest covers every input of the site (sources, pages, vendored files,
    builder versions, ``SITE_URL``), so a redeploy that changes anything installs a new worker, which drops the
    old cache.
@@ -403,6 +406,27 @@ def initial_result(widget: Placeholder) -> str | None:
     return _inert_json(json.loads(result))
 
 
+WIDGET_MODULES = "widget-modules.html"
+
+
+def widget_modules(names: Iterable[str]) -> Path:
+    """site_assets/overrides/widget-modules.html: the template lists, on each page, a module script for each widget
+    the page holds. It tests the rendered content for each known name (``in`` and ``~`` work in both builders'
+    template engines; Zensical's has no ``split``), and ``url`` makes the path relative to the page."""
+    listed = json.dumps(sorted(names))
+    text = (
+        "{#- Written by site_assets/prebuild.py from site_assets/js/widgets/: do not edit. -#}\n"
+        "{% if page and page.content %}{% for name in " + listed + " %}"
+        "{% if ('data-widget=\"' ~ name ~ '\"') in page.content %}"
+        "<script type=\"module\" src=\"{{ ('js/widgets/' ~ name ~ '.js') | url }}\"></script>"
+        "{% endif %}{% endfor %}{% endif %}\n"
+    )
+    out = ASSETS / "overrides" / WIDGET_MODULES
+    if not out.exists() or out.read_text("utf-8") != text:
+        out.write_text(text, encoding="utf-8")
+    return out
+
+
 def initial_results() -> tuple[list[Path], list[str]]:
     """Write site_assets/initial/*.html for every widget; returns the files and the pages' URLs."""
     if str(ROOT) not in sys.path:
@@ -477,6 +501,7 @@ def prebuild() -> str:
     vendor_files = vendor()
     core = core_archive()
     initial, urls = initial_results()
+    widget_modules(widget_names())
     version = build_digest([*scripts, *(f.dest for f in vendor_files), *core, *initial])
     # The pages, the sitemap (Material's instant navigation reads it) and the runtime. The theme's own files are
     # reported by the first page that loads them (js/offline.js), whichever builder wrote them.

@@ -1,7 +1,8 @@
 // The lab's page side: one Python worker per tab, the global status line, and the widget registry.
 //
-// WIDGET API (for files in site_assets/js/widgets/NAME.js; loadWidget below imports the module of each widget a
-// page holds, on the first load and after instant navigation alike)
+// WIDGET API (for files in site_assets/js/widgets/NAME.js; the page template loads a page's own widgets as modules
+// after this file (site_assets/overrides), and a page reached by instant navigation gets the ones it lacks from
+// loadWidget below)
 //
 //   A page holds a placeholder; the settings template must directly follow the opening tag, then the include:
 //
@@ -690,8 +691,8 @@ function unmount(el) {
   }
 }
 
-// Widget modules are imported here when a page holds their widgets (the page's first include hints the browser to
-// fetch them early, see prebuild.py); each registers, and so mounts, when it arrives.
+// A page's own widget modules load with it (site_assets/overrides). One that came by instant navigation may hold
+// widgets whose modules are not loaded yet: they are imported here, and register (and so mount) when they arrive.
 const loading = new Map(); // widget name -> import promise
 const failedLoads = new Map(); // widget name -> failed attempts
 
@@ -747,8 +748,6 @@ window.SDLab = Object.freeze({
 });
 python.start();
 document.documentElement.dataset.sdCharts = "sketch";
-// The page is parsed when this module runs: import its widgets now, not at DOMContentLoaded (document$).
-mountAll({ load: true });
 // Fetched at idle priority during the boot (not parsed), so on a real network the script is at hand once Python is.
 if (!window.Plotly) {
   const hint = document.createElement("link");
