@@ -27,7 +27,9 @@ const SCOPE = new URL("./", self.location.href).href;
 // A fresh copy from the server (a conditional request when the HTTP cache holds one), stored under its bare URL.
 async function store(cache, url) {
   const response = await fetch(new Request(url, { cache: "no-cache", credentials: "same-origin" }));
-  if (!response.ok) throw new Error(`${response.status} ${response.statusText} for ${url}`);
+  if (response.status !== 200 || response.redirected) {
+    throw new Error(`${response.redirected ? "redirected" : `${response.status} ${response.statusText}`}: ${url}`);
+  }
   await cache.put(url, response);
 }
 
@@ -55,8 +57,8 @@ self.addEventListener("install", (event) => {
 self.addEventListener("activate", (event) => {
   event.waitUntil(
     (async () => {
-      const names = await caches.keys();
-      await Promise.all(names.filter((name) => name.startsWith(PREFIX) && name !== CACHE).map((name) => caches.delete(name)));
+      const old = (await caches.keys()).filter((name) => name.startsWith(PREFIX) && name !== CACHE);
+      await Promise.all(old.map((name) => caches.delete(name)));
       await self.clients.claim();
     })(),
   );
@@ -67,8 +69,9 @@ async function respond(request) {
   const hit = await cache.match(request, { ignoreSearch: true });
   if (hit) return hit;
   const response = await fetch(request);
-  // Only whole, same-origin answers are kept (no errors, no partial content).
-  if (response.ok && response.status === 200 && response.type === "basic") {
+  // Only whole, same-origin, direct answers are kept: no errors, no partial content, and no redirected response,
+  // which a navigation may not use.
+  if (response.status === 200 && response.type === "basic" && !response.redirected) {
     await cache.put(bare(request.url), response.clone());
   }
   return response;

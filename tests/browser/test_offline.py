@@ -80,8 +80,9 @@ def test_a_repeat_visit_is_served_from_the_cache(
     first_visit(page, server, "")
     server.requests.clear()
     again = context.new_page()
-    # Its console errors fail the test too (the page fixture checks browser_log).
+    # Its console errors and uncaught errors fail the test too (the page fixture checks browser_log).
     again.on("console", lambda m: m.type == "error" and browser_log.errors.append(f"[error] {m.text}"))
+    again.on("pageerror", lambda error: browser_log.errors.append(f"[pageerror] {error}"))
     again.goto(server.base + "playground/")
     expect_ready(again)
     expect_widgets_live(again)
