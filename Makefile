@@ -1,7 +1,7 @@
 # The whole set-up lives here: every target installs what it needs first.
 #   make serve   build the site and serve it at http://127.0.0.1:8000
 #   make test    lint, type-check, native tests, the core suite inside Pyodide, browser tests
-#   make site    the static site in site/, ready for GitHub Pages
+#   make site    the static site in site/, ready for GitHub Pages (site_assets/prebuild.py, then mkdocs)
 #   make bench   print benchmark tables (nothing asserted)
 
 PYTHON ?= python3
@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/web/*.py specdec_core/data/*)
 
-.PHONY: serve site test test-native test-pyodide test-browser lint bench wheel chromium clean
+.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-browser lint bench wheel chromium clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,8 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	touch $@
 
-# The core wheel the browser installs. Pure Python, so `python -m build` is all it takes.
+# The core wheel the Pyodide test suite installs (the site ships site_assets/prebuild.py's archive instead).
+# Pure Python, so `python -m build` is all it takes.
 dist/.built: $(VENV)/.installed $(WHEEL_SRC)
 	rm -rf dist
 	$(PY) -m build --wheel --outdir dist -q . >/dev/null
@@ -34,17 +35,26 @@ dist/.built: $(VENV)/.installed $(WHEEL_SRC)
 
 wheel: dist/.built
 
-site: $(VENV)/.installed node_modules/.installed dist/.built
+# Everything the pages need (scripts, the vendored runtime, the core archive, build-time results, the service
+# worker) is written into docs/ and site_assets/initial/ first; the site builder then only renders Markdown.
+prebuild: $(VENV)/.installed node_modules/.installed
+	$(PY) site_assets/prebuild.py
+
+site: prebuild
 	$(VENV)/bin/mkdocs build --strict --quiet
+
+# The same tree built by Zensical (Material's successor), into site-zensical/; the browser tests run on it too.
+site-zensical: prebuild
+	SITE_DIR=site-zensical $(VENV)/bin/zensical build --strict --clean
 
 serve: site
 	@echo "Serving the lab at http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
 	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory site
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check specdec_core tests benchmarks
-	$(VENV)/bin/ruff format --check specdec_core
-	$(VENV)/bin/mypy --strict specdec_core
+	$(VENV)/bin/ruff check specdec_core tests benchmarks site_assets
+	$(VENV)/bin/ruff format --check specdec_core site_assets
+	$(VENV)/bin/mypy --strict specdec_core site_assets/prebuild.py
 
 test-native: $(VENV)/.installed
 	$(PY) -m pytest -q tests specdec_core
@@ -64,13 +74,14 @@ chromium:
 	  echo "Browser tests need /usr/bin/chromium: run 'sudo apt-get install chromium' and try again." >&2; exit 1; \
 	fi
 
-test-browser: site chromium
+test-browser: site site-zensical chromium
 	$(PY) -m pytest -q tests/browser -p no:cacheprovider
 
 test: lint test-native test-pyodide test-browser
 
-bench: $(VENV)/.installed node_modules/.installed site chromium
+bench: $(VENV)/.installed node_modules/.installed dist/.built site chromium
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf site dist build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf site site-zensical dist build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf docs/js docs/css docs/vendor docs/core docs/sw.js site_assets/initial

@@ -1,4 +1,5 @@
-"""The site in headless Chromium: start-up, slider latency, a 2,000-round Run, first-visit transfer. Nothing asserted.
+"""The site in headless Chromium: start-up, slider latency, a 2,000-round Run, first-visit transfer, repeat visits.
+Nothing asserted.
 
 (a) Time to first chart (the first widget's build-time figure is on screen, drawn by sketch.js), time to ready
     (``[data-sd-status]`` reads ready) and time until Plotly has redrawn every chart, from navigation start, on
@@ -13,7 +14,14 @@
     run has ended (the widget drops ``data-sd-running``) and the rounds metric has grown by 2,000. Median of 5.
 (d) First-visit transfer of the home page: every response body the browser received (cold cache, until ready,
     every widget live and the network idle), by kind and by file, with the gzip size a compressing host such as
-    GitHub Pages would send (``python -m http.server`` sends files as they are).
+    GitHub Pages would send (``python -m http.server`` sends files as they are). This includes what the service
+    worker fetches once the page is ready: the other pages and widget modules. The runtime the page already
+    loaded is revalidated (304, no body) where the HTTP cache kept it; a fresh context's in-memory cache did not
+    keep the 9.4 MB pyodide.asm.wasm, which the worker downloads a second time (counted once here).
+(e) Repeat visits: in a fresh context, a first visit to a page goes ready and waits until the service worker holds
+    the site (``<html data-sd-offline="ready">``); then a second tab opens the same page, served by the worker's
+    cache. Ready (and first chart) from navigation start for both visits, side by side in the same run, medians
+    of 5, and the ratio repeat / first. Aim: ready on a repeat visit <= 0.6x ready on the first.
 
 Same Chromium and flags as the browser tests (tests/browser/conftest.py). The site must be built (``make site``;
 ``make bench`` does it). Run alone with ``.venv/bin/python benchmarks/bench_browser.py``.
@@ -35,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
@@ -153,6 +162,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         return super().translate_path(path)
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A measurement that ends closes its browser context, cutting off downloads in flight (a prefetch, a
+        # service worker filling its cache): not an error of the server.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextmanager
 def serve() -> Iterator[str]:
     """The built site at the root of a loopback server (as `make serve`), the bare page under /__bench__/."""
@@ -161,8 +180,7 @@ def serve() -> Iterator[str]:
         (bench_dir / "bare.html").write_text(BARE_HTML, "utf-8")
         (bench_dir / "bare-worker.js").write_text(BARE_WORKER, "utf-8")
         handler = type("Handler", (_Handler,), {"bench_dir": bench_dir})
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(SITE)))
-        httpd.daemon_threads = True
+        httpd = _Server(("127.0.0.1", 0), partial(handler, directory=str(SITE)))
         thread = threading.Thread(target=httpd.serve_forever, daemon=True)
         thread.start()
         try:
@@ -287,7 +305,7 @@ def section_run(browser: Browser, base: str) -> None:
 def kind_of(path: str) -> str:
     rules: list[tuple[Callable[[str], bool], str]] = [
         (lambda p: p.startswith("vendor/pyodide/"), "Pyodide runtime"),
-        (lambda p: p.startswith("wheels/"), "core wheel, bytecode"),
+        (lambda p: p.startswith("core/"), "core archive"),
         (lambda p: p.startswith("vendor/plotly"), "Plotly"),
         (lambda p: p.endswith((".woff2", ".woff", ".ttf")), "fonts"),
         (lambda p: p.startswith("vendor/katex/"), "KaTeX (JS, CSS)"),
@@ -315,7 +333,11 @@ def section_transfer(browser: Browser, base: str) -> None:
         if response is None or not request.url.startswith(base):
             return
         path = request.url[len(base) :].split("?", 1)[0].split("#", 1)[0]
-        received.append((path, request.sizes()["responseBodySize"], response.headers.get("content-encoding", "")))
+        try:
+            size = request.sizes()["responseBodySize"]
+        except PlaywrightError:
+            return  # finished as the context closed (the service worker still filling its cache): not counted
+        received.append((path, size, response.headers.get("content-encoding", "")))
 
     context.on("requestfinished", finished)
     try:
@@ -353,6 +375,40 @@ def section_transfer(browser: Browser, base: str) -> None:
         print(f"  {path or 'index.html':<48} {size / 1024:9.1f} {(gz if gz is not None else size) / 1024:9.1f}")
 
 
+# --- (e) repeat visits ---------------------------------------------------------------------------------------
+
+
+def first_and_repeat(browser: Browser, url: str) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """Marks of a first visit (cold context) and of a repeat visit in a second tab once the worker holds the site."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        context.add_init_script(MARKS)
+        visits = []
+        for _ in range(2):
+            page = context.new_page()
+            page.goto(url)
+            page.wait_for_function("window.__sdBench.ready !== null", timeout=BOOT_MS)
+            page.wait_for_function("document.documentElement.dataset.sdOffline === 'ready'", timeout=BOOT_MS)
+            visits.append(page.evaluate("window.__sdBench"))
+            page.close()
+        return visits[0], visits[1]
+    finally:
+        context.close()
+
+
+def section_repeat(browser: Browser, base: str) -> None:
+    print(f"\n(e) first visit vs repeat visit (second tab, served by the service worker), median of {REPEATS} (ms)")
+    heads = ("ready, first", "ready, repeat", "repeat / first", "chart, first", "repeat")
+    print(f"{'page':<12} {heads[0]:>13} {heads[1]:>14} {heads[2]:>15} {heads[3]:>13} {heads[4]:>8}")
+    for name, path in (("home", ""), ("playground", "playground/")):
+        pairs = [first_and_repeat(browser, base + path) for _ in range(REPEATS)]
+        first = median([p[0]["ready"] or 0.0 for p in pairs])
+        repeat = median([p[1]["ready"] or 0.0 for p in pairs])
+        charts = [median([p[i]["firstChart"] or 0.0 for p in pairs]) for i in (0, 1)]
+        print(f"{name:<12} {first:13.0f} {repeat:14.0f} {repeat / first:14.2f}x {charts[0]:13.0f} {charts[1]:8.0f}")
+    print("aim: repeat / first <= 0.6")
+
+
 def main() -> None:
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # rows appear as they are measured
     if not (SITE / "index.html").exists():
@@ -365,6 +421,7 @@ def main() -> None:
             section_sliders(browser, base)
             section_run(browser, base)
             section_transfer(browser, base)
+            section_repeat(browser, base)
         finally:
             browser.close()
 

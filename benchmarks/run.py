@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 SECTIONS: dict[str, str] = {
     "bench_pyodide": "scalar engine, n-gram load: native CPython vs Pyodide in Chromium (worker, main thread), Node",
     "bench_batch": "numpy batch round vs the residual-everywhere baseline; batch Monte Carlo",
-    "bench_browser": "the site in Chromium: start-up vs bare Pyodide, slider latency, a 2,000-round Run, transfer size",
+    "bench_browser": "the site in Chromium: start-up vs bare Pyodide, slider latency, a Run, transfer, repeat visits",
 }
 
 

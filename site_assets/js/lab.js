@@ -1,17 +1,20 @@
 // The lab's page side: one Python worker per tab, the global status line, and the widget registry.
 //
-// WIDGET API (for files in site_assets/js/widgets/NAME.js; the build hook loads a page's own widgets as modules
-// after this file, and a page reached by instant navigation gets the ones it lacks from loadWidget below)
+// WIDGET API (for files in site_assets/js/widgets/NAME.js; the page template loads a page's own widgets as modules
+// after this file (site_assets/overrides), and a page reached by instant navigation gets the ones it lacks from
+// loadWidget below)
 //
-//   A page holds a placeholder; the settings script must directly follow the opening tag:
+//   A page holds a placeholder; the settings template must directly follow the opening tag, then the include:
 //
 //     <div class="sd-widget" data-widget="NAME">
-//     <script type="application/json">{"handler": "verify.pair", "args": {"blend": 0}, "any": "thing"}</script>
+//     <template data-sd-settings data-search-exclude>{"handler": "verify.pair", "args": {"blend": 0}}</template>
+//     --8<-- "site_assets/initial/PAGE-N.html"
 //     </div>
 //
-//   At build time the hook runs specdec_core.web.call(handler, args) natively and embeds the result, so the widget
-//   can paint before Python boots. "handler"/"args" are optional; everything in the settings reaches the widget.
-//   Never put other <script> tags in page content: instant navigation re-creates them without their type.
+//   Before the site is built, site_assets/prebuild.py runs specdec_core.web.call(handler, args) natively and writes
+//   the result to the included file, so the widget can paint before Python boots. "handler"/"args" are optional;
+//   everything in the settings reaches the widget. Never put <script> tags in page content: instant navigation
+//   re-creates them without their type.
 //
 //     SDLab.register("NAME", {
 //       mount(el, ctx) {            // el: the placeholder; may return a cleanup function (or a promise)
@@ -122,8 +125,8 @@ const python = {
     this.ready.catch(() => {}); // observed through status and banners; never an unhandled rejection
     this.settle = settle;
     setStatus("loading", "Loading Python…");
-    // The first worker of a tab was started by the inline script in <head> (build_hook.py), before this module
-    // loaded; it holds what the worker said so far. Retry starts a new one here.
+    // The first worker of a tab was started by the inline script in <head> (site_assets/overrides), before this
+    // module loaded; it holds what the worker said so far. Retry starts a new one here.
     const boot = window.__sdBoot;
     window.__sdBoot = null;
     this.worker = boot?.worker || new Worker(new URL("worker.js", import.meta.url), { type: "module" });
@@ -381,7 +384,7 @@ new MutationObserver(() => {
 
 // --- deferred sections ------------------------------------------------------------------------------------------
 
-// html.sd-boot (set from <head>, see build_hook.py) keeps .sd-later sections unstyled while Python boots (lab.css).
+// html.sd-boot (set from <head>, site_assets/overrides) keeps .sd-later sections unstyled while Python boots.
 // They are shown once Python is ready or has failed, or as soon as one comes within a screen of the viewport.
 let laterObserver = null;
 
@@ -688,8 +691,8 @@ function unmount(el) {
   }
 }
 
-// A page's own widget modules load with it (build_hook.py). One that came by instant navigation may hold widgets
-// whose modules are not loaded yet: they are imported here, and register (and so mount) when they arrive.
+// A page's own widget modules load with it (site_assets/overrides). One that came by instant navigation may hold
+// widgets whose modules are not loaded yet: they are imported here, and register (and so mount) when they arrive.
 const loading = new Map(); // widget name -> import promise
 const failedLoads = new Map(); // widget name -> failed attempts
 

@@ -29,7 +29,7 @@ export const MSG = Object.freeze({
 // Start-up phases, in order, with the words the status line shows.
 export const PHASES = Object.freeze({
   runtime: "Python runtime",
-  "core wheel": "specdec_core wheel",
+  core: "specdec_core",
   import: "importing specdec_core.web",
 });
 

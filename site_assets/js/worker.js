@@ -1,10 +1,10 @@
-// The Python worker: Pyodide plus the specdec_core wheel, answering CALL messages (see protocol.js).
+// The Python worker: Pyodide plus specdec_core, answering CALL messages (see protocol.js).
 //
 // A module worker (Pyodide refuses classic workers). Every URL resolves against this file's own URL, which sits at
 // <site root>/js/worker.js, so the site works at a domain root and under a GitHub Pages sub-path alike.
 // Start-up runs in named phases behind one `ready` promise; a failure in any phase is reported as ERROR with the
-// phase, never swallowed. The core wheel is unpacked straight onto sys.path (no micropip: it is pure Python and
-// has no dependencies), and its bytecode, precompiled at build time, beside it.
+// phase, never swallowed. The core is one zip, unpacked straight onto sys.path (no micropip: it is pure Python and
+// has no dependencies): its modules as bytecode precompiled at build time, and its data files.
 // Everything below `handle` is start-up.
 
 import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
@@ -57,16 +57,13 @@ function wasmFailure() {
   return { failed, restore: () => (console.warn = warn) };
 }
 
-// The wheel and its precompiled bytecode are fetched while the runtime loads; errors surface in "core wheel".
+// The core archive is fetched while the runtime loads; errors surface in phase "core".
 async function fetchCore() {
-  // The manifest names the files; always revalidated, so a redeploy is picked up. Their digests bust caches.
-  const manifest = await (await fetchOk(new URL("wheels/manifest.json", SITE), { cache: "no-cache" })).json();
-  const get = async ({ file, sha256 }) => {
-    const url = new URL(`wheels/${file}`, SITE);
-    url.searchParams.set("v", sha256.slice(0, 16));
-    return (await fetchOk(url)).arrayBuffer();
-  };
-  return Promise.all([get(manifest.core), get(manifest.bytecode)]);
+  // The manifest names the archive; always revalidated, so a redeploy is picked up. Its digest busts caches.
+  const { file, sha256 } = await (await fetchOk(new URL("core/manifest.json", SITE), { cache: "no-cache" })).json();
+  const url = new URL(`core/${file}`, SITE);
+  url.searchParams.set("v", sha256.slice(0, 16));
+  return (await fetchOk(url)).arrayBuffer();
 }
 
 async function start() {
@@ -81,11 +78,9 @@ async function start() {
     watch.restore();
   }
 
-  progress("core wheel");
-  const [wheel, bytecode] = await core;
-  pyodide.unpackArchive(wheel, "wheel");
-  // __pycache__/*.pyc beside the modules (compile_bytecode.mjs): the import below skips compiling the sources.
-  pyodide.unpackArchive(bytecode, "zip");
+  progress("core");
+  // Sourceless .pyc modules (site_assets/compile_core.mjs): the import below compiles nothing.
+  pyodide.unpackArchive(await core, "zip");
 
   progress("import");
   web = pyodide.pyimport("specdec_core.web");
@@ -106,7 +101,7 @@ function errorMessage(id, err, where) {
   return out;
 }
 
-// Start-up begins as soon as this module runs: the page may create the worker from <head> (see build_hook.py)
+// Start-up begins as soon as this module runs: the page creates the worker from <head> (site_assets/overrides)
 // before lab.js has loaded. INIT only asks to be told the outcome.
 const ready = start();
 ready.catch(() => {}); // reported to INIT below

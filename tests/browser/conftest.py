@@ -3,8 +3,17 @@
 - ``server`` serves ``site/`` (built by ``make site``) on 127.0.0.1 at a free port, under the sub-path ``/lab/``
   the way GitHub Pages serves a project site, so every test also checks that no URL assumes the domain root.
   ``SD_SITE=/some/copy`` serves another built copy instead (a snapshot that a concurrent build cannot change).
+  ``zensical_server`` serves ``site-zensical/`` (the same sources built by Zensical, ``make site-zensical``; or
+  ``SD_ZENSICAL_SITE``) the same way; a test that requests it gets a ``page`` checked against its origin.
   ``server.block("pyodide.asm.wasm")`` makes matching paths answer 503 until ``server.unblock()``;
-  ``server.hold("pyodide.asm.wasm")`` makes them wait, unanswered, until ``server.release()``.
+  ``server.hold("pyodide.asm.wasm")`` makes them wait, unanswered, until ``server.release()``;
+  ``server.replace("sw.js", body)`` answers matching paths with ``body`` until ``server.restore()``;
+  ``server.requests`` lists the paths asked for, in order.
+- Service workers: the site registers one once a page is ready (js/offline.js), and from then on it answers from
+  its cache. A test that blocks or holds files tests a first visit's network, which a service worker would hide:
+  it must run without one: mark it ``@no_service_worker``, which is
+  ``@pytest.mark.browser_context_args(service_workers="block")`` (``block`` and ``hold`` refuse otherwise). Every
+  test gets a fresh browser context, so no worker outlives its test.
 - ``base_url`` is that address (``http://127.0.0.1:PORT/lab/``); ``page.goto("verify/")`` resolves against it.
 - ``browser_type_launch_args`` points pytest-playwright at ``/usr/bin/chromium`` with the flags that work as root
   (PLATFORM.md); ``playwright install`` is never needed.
@@ -19,8 +28,10 @@ from __future__ import annotations
 import http.server
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -31,6 +42,7 @@ from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("SD_SITE") or ROOT / "site").resolve()
+ZENSICAL_SITE = Path(os.environ.get("SD_ZENSICAL_SITE") or ROOT / "site-zensical").resolve()
 PREFIX = "/lab/"
 # make site builds for `make serve`; the sitemap's origin is rewritten to this server's, as SITE_URL would.
 BUILT_FOR = "http://127.0.0.1:8000/"
@@ -59,23 +71,31 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def translate_path(self, path: str) -> str:
         clean = path.split("?", 1)[0].split("#", 1)[0]
         if not clean.startswith(PREFIX):
-            return str(SITE / "__outside_the_site__")
+            return str(Path(self.directory) / "__outside_the_site__")
         return super().translate_path("/" + path[len(PREFIX) :])
+
+    def _send(self, body: bytes, content_type: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
+        self.server.requests.append(path)
         if any(path.endswith(suffix) for suffix in self.server.blocked):
             self.send_error(503, "blocked by the test")
             return
         if any(path.endswith(suffix) for suffix in self.server.held):
             self.server.released.wait(timeout=HOLD_S)
+        replaced = [body for suffix, body in self.server.replaced.items() if path.endswith(suffix)]
+        if replaced:
+            self._send(replaced[0], self.guess_type(path))
+            return
         if path == PREFIX + "sitemap.xml":
-            body = (SITE / "sitemap.xml").read_bytes().replace(BUILT_FOR.encode(), self.server.base.encode())
-            self.send_response(200)
-            self.send_header("Content-Type", "application/xml")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            body = (Path(self.directory) / "sitemap.xml").read_bytes()
+            self._send(body.replace(BUILT_FOR.encode(), self.server.base.encode()), "application/xml")
             return
         super().do_GET()
 
@@ -85,24 +105,49 @@ class _Server(http.server.ThreadingHTTPServer):
     blocked: set[str]
     held: set[str]
     released: threading.Event
+    replaced: dict[str, bytes]
+    requests: list[str]
     base: str
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A test that ends closes its browser context, cutting off downloads in flight (a service worker filling
+        # its cache, say): that is not the server's error. Anything else is printed as usual.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+# For a test that blocks or holds files: its browser context runs no service worker (see the module docstring).
+no_service_worker = pytest.mark.browser_context_args(service_workers="block")
+SERVICE_WORKER_HINT = "a service worker would answer from its cache: mark the test @no_service_worker (conftest)"
 
 
 @dataclass
 class SiteServer:
-    """The running server: ``base`` URL, ``origin``, and a switch to block paths."""
+    """The running server: ``site`` (the folder served), ``base`` URL, ``origin``, switches to block, hold or
+    replace paths, and the paths requested so far."""
 
     httpd: _Server
+    site: Path
     base: str
     origin: str
+    # Set per test by the ``page`` fixture: False when the test's browser context runs no service worker.
+    service_workers: bool = True
+
+    @property
+    def requests(self) -> list[str]:
+        return self.httpd.requests
 
     def block(self, *suffixes: str) -> None:
+        if self.service_workers:
+            raise RuntimeError(f"server.block: {SERVICE_WORKER_HINT}")
         self.httpd.blocked.update(suffixes)
 
     def unblock(self) -> None:
         self.httpd.blocked.clear()
 
     def hold(self, *suffixes: str) -> None:
+        if self.service_workers:
+            raise RuntimeError(f"server.hold: {SERVICE_WORKER_HINT}")
         self.httpd.released.clear()
         self.httpd.held.update(suffixes)
 
@@ -110,22 +155,45 @@ class SiteServer:
         self.httpd.held.clear()
         self.httpd.released.set()
 
+    def replace(self, suffix: str, body: bytes) -> None:
+        self.httpd.replaced[suffix] = body
 
-@pytest.fixture(scope="session")
-def server() -> Iterator[SiteServer]:
-    if not (SITE / "index.html").exists() or not (SITE / "wheels" / "manifest.json").exists():
-        pytest.fail("site/ is not built: run `make site` (make test-browser does it)")
-    httpd = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(SITE)))
+    def restore(self) -> None:
+        self.httpd.replaced.clear()
+
+
+@contextmanager
+def serve(site: Path, build: str) -> Iterator[SiteServer]:
+    """Serve the built ``site`` under PREFIX on a free loopback port; ``build`` is the command that builds it."""
+    if not (site / "index.html").exists() or not (site / "core" / "manifest.json").exists():
+        pytest.fail(f"{site.name}/ is not built: run `{build}` (make test-browser does it)")
+    httpd = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(site)))
     httpd.blocked = set()
     httpd.held = set()
     httpd.released = threading.Event()
+    httpd.replaced = {}
+    httpd.requests = []
     origin = f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.base = origin + PREFIX
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield SiteServer(httpd=httpd, base=httpd.base, origin=origin)
-    httpd.shutdown()
-    httpd.server_close()
+    try:
+        yield SiteServer(httpd=httpd, site=site, base=httpd.base, origin=origin)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[SiteServer]:
+    with serve(SITE, "make site") as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def zensical_server() -> Iterator[SiteServer]:
+    with serve(ZENSICAL_SITE, "make site-zensical") as running:
+        yield running
 
 
 @pytest.fixture(scope="session")
@@ -170,7 +238,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture
-def page(context: Any, server: SiteServer, browser_log: BrowserLog, request: pytest.FixtureRequest) -> Iterator[Any]:
+def page(context: Any, browser_log: BrowserLog, request: pytest.FixtureRequest) -> Iterator[Any]:
+    # The site this test visits: the Zensical build when the test asks for it, else the mkdocs build.
+    server: SiteServer = request.getfixturevalue(
+        "zensical_server" if "zensical_server" in request.fixturenames else "server"
+    )
+    marker = next(request.node.iter_markers("browser_context_args"), None)
+    server.service_workers = (marker.kwargs if marker else {}).get("service_workers", "allow") != "block"
+
     def on_console(message: Any) -> None:
         line = f"[{message.type}] {message.text}"
         browser_log.lines.append(line)
@@ -194,6 +269,9 @@ def page(context: Any, server: SiteServer, browser_log: BrowserLog, request: pyt
     page.on("console", on_console)
     page.on("pageerror", on_page_error)
     yield page
+    server.unblock()
+    server.release()
+    server.restore()
 
     report = getattr(request.node, "sd_report_call", None)
     if report is not None and report.failed:

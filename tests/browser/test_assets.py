@@ -1,9 +1,15 @@
-"""Checks on the page-side sources that need no browser."""
+"""Checks on the page-side sources that need no browser: the palette, and site_assets/prebuild.py."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from specdec_core.web import plot
 
@@ -15,3 +21,118 @@ def test_css_token_colours_match_the_figure_palette() -> None:
     css = dict(re.findall(r"--sd-([a-z]+):\s*(#[0-9A-Fa-f]{6});", (ASSETS / "css" / "lab.css").read_text("utf-8")))
     for role, colour in plot.COLORS.items():
         assert css.get(role, "").upper() == colour.upper(), role
+
+
+# --- site_assets/prebuild.py: the placeholders it accepts and refuses -------------------------------------------
+
+
+def load_prebuild() -> ModuleType:
+    """A fresh copy of site_assets/prebuild.py (a script, not a package module)."""
+    spec = importlib.util.spec_from_file_location("sd_prebuild", ASSETS / "prebuild.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def prebuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """prebuild.py with its project root moved to an empty folder, so pages can be written there."""
+    module = load_prebuild()
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    monkeypatch.setattr(module, "DOCS", tmp_path / "docs")
+    monkeypatch.setattr(module, "INITIAL", tmp_path / "site_assets" / "initial")
+    (tmp_path / "docs").mkdir()
+    return module
+
+
+PLACEHOLDER = """# Verify
+
+<div class="sd-widget" data-widget="pair">
+<template data-sd-settings data-search-exclude>{"handler": "verify.pair", "args": {"blend": 0}}</template>
+--8<-- "site_assets/initial/verify-1.html"
+</div>
+"""
+
+
+def write_page(prebuild: ModuleType, text: str) -> Path:
+    page: Path = prebuild.DOCS / "verify.md"
+    page.write_text(text, encoding="utf-8")
+    return page
+
+
+def test_prebuild_accepts_a_placeholder_with_its_settings_and_include(prebuild: ModuleType) -> None:
+    page = write_page(prebuild, PLACEHOLDER)
+    [found] = prebuild.placeholders(page, {"pair"})
+    assert (found.name, found.index, found.line, found.settings) == (
+        "pair",
+        1,
+        3,
+        {"handler": "verify.pair", "args": {"blend": 0}},
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ('--8<-- "site_assets/initial/verify-1.html"\n', ""),
+            r'needs the line --8<-- "site_assets/initial/verify-1\.html"',
+        ),
+        (("verify-1.html", "verify-2.html"), r"it reads '--8<-- \"site_assets/initial/verify-2\.html\"'"),
+        (('data-widget="pair"', 'data-widget="nosuch"'), r"no widget file site_assets/js/widgets/nosuch\.js"),
+        (("<template data-sd-settings data-search-exclude>", "<template data-sd-settings>"), "needs its settings"),
+        (('{"blend": 0}}', '{"blend": 0}'), "not valid JSON"),
+        (('{"handler": "verify.pair", "args": {"blend": 0}}', "[1, 2]"), "must be a JSON object"),
+        (("# Verify\n", '# Verify\n\n<script type="application/json">{}</script>\n'), "instant navigation"),
+    ],
+    ids=[
+        "include-missing",
+        "include-names-another-file",
+        "unknown-widget",
+        "no-settings",
+        "bad-json",
+        "not-an-object",
+        "script",
+    ],
+)
+def test_prebuild_refuses_a_broken_placeholder(prebuild: ModuleType, change: tuple[str, str], message: str) -> None:
+    page = write_page(prebuild, PLACEHOLDER.replace(*change))
+    with pytest.raises(prebuild.PrebuildError, match=message):
+        prebuild.placeholders(page, {"pair"})
+
+
+def test_prebuild_ignores_placeholders_inside_code_fences(prebuild: ModuleType) -> None:
+    page = write_page(prebuild, "```html\n" + PLACEHOLDER.replace("verify-1", "elsewhere") + "```\n" + PLACEHOLDER)
+    assert [w.line for w in prebuild.placeholders(page, {"pair"})] == [11]
+
+
+def test_prebuild_names_includes_by_page_and_position(prebuild: ModuleType) -> None:
+    (prebuild.DOCS / "guide").mkdir()
+    assert prebuild.include_name(prebuild.DOCS / "verify.md", 2) == "site_assets/initial/verify-2.html"
+    assert prebuild.include_name(prebuild.DOCS / "guide" / "trees.md", 1) == "site_assets/initial/guide/trees-1.html"
+    assert prebuild.page_url(prebuild.DOCS / "index.md") == ""
+    assert prebuild.page_url(prebuild.DOCS / "guide" / "trees.md") == "guide/trees/"
+
+
+@pytest.mark.parametrize("code", ["assert x > 0", "doc = f.__doc__", "if __debug__:\n    pass"])
+def test_prebuild_refuses_code_that_optimize_2_would_change(tmp_path: Path, code: str) -> None:
+    """The browser's bytecode has no docstrings or asserts: code that reads them would behave differently there."""
+    module = tmp_path / "m.py"
+    module.write_text(f"x = 1\n{code}\n", encoding="utf-8")
+    prebuild = load_prebuild()
+    with pytest.raises(prebuild.PrebuildError, match="optimize=2"):
+        prebuild.check_optimizable([(module, "specdec_core/m.py")])
+
+
+def test_the_package_compiles_for_the_browser_unchanged() -> None:
+    prebuild = load_prebuild()
+    prebuild.check_optimizable(prebuild.package_files())
+
+
+def test_prebuild_inert_json_survives_html_parsing() -> None:
+    """The build-time result sits in a <template>: no character of it may start markup or an entity."""
+    text = load_prebuild()._inert_json({"label": "<b>p & q</b>", "x": [1.5]})
+    assert not set("<>&") & set(text)
+    assert json.loads(text) == {"label": "<b>p & q</b>", "x": [1.5]}

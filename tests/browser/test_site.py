@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
-from conftest import BUILT_FOR, SITE, SiteServer, axe_violations, expect_plotly
+from conftest import BUILT_FOR, SITE, SiteServer, axe_violations, expect_plotly, no_service_worker
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -264,6 +264,7 @@ def widgets_on(path: str) -> set[str]:
     return set(re.findall(r'<div\b[^>]*\bdata-widget="([a-z0-9-]+)"', page_html(path)))
 
 
+@no_service_worker
 def test_a_page_loads_its_own_widgets_and_imports_the_rest_after_navigation(
     page: Any, server: SiteServer, browser_log: Any
 ) -> None:
@@ -308,6 +309,7 @@ def test_a_page_loads_its_own_widgets_and_imports_the_rest_after_navigation(
     assert f"{name}?attempt=2" in retried, retried  # the second attempt asked for a fresh module URL
 
 
+@no_service_worker
 def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
     page: Any, server: SiteServer, browser_log: Any
 ) -> None:
@@ -395,6 +397,7 @@ def expect_build_time_charts(page: Any, path: str, drawn_by: str) -> None:
             expect(chart.locator(paint).first).to_be_visible()
 
 
+@no_service_worker
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_build_time_figures_are_sketched_before_python_and_plotly(page: Any, server: SiteServer, path: str) -> None:
     """While Pyodide boots, Plotly is not loaded (it would compete with the boot) and every chart is a sketch of
@@ -419,6 +422,7 @@ def test_build_time_figures_are_sketched_before_python_and_plotly(page: Any, ser
     expect(page.locator(".md-content svg.sd-sketch")).to_have_count(0)
 
 
+@no_service_worker
 @pytest.mark.parametrize("path", LATER_PAGES, ids=page_id)
 def test_code_listings_wait_for_python_unless_the_reader_gets_there_first(
     page: Any, server: SiteServer, path: str
@@ -457,6 +461,7 @@ def test_code_listings_wait_for_python_unless_the_reader_gets_there_first(
     expect(later).to_be_visible()
 
 
+@no_service_worker
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_build_time_figures_paint_without_python(page: Any, server: SiteServer, browser_log: Any, path: str) -> None:
     """With the worker unable to start, every widget still shows the chart the build rendered for it: first as a
@@ -472,6 +477,7 @@ def test_build_time_figures_paint_without_python(page: Any, server: SiteServer, 
         server.unblock()
 
 
+@no_service_worker
 @pytest.mark.parametrize("path", CHART_PAGES[:1], ids=page_id)
 def test_without_plotly_the_charts_stay_sketches_and_the_page_says_so(
     page: Any, server: SiteServer, browser_log: Any, path: str

@@ -1,0 +1,58 @@
+// Offline and repeat visits: registers the service worker (sw.js at the site root, see site_assets/sw.js) once
+// the page has finished its own start-up, then tells it which of the theme's files this page loaded.
+//
+// Registration waits until Python is ready and Plotly has redrawn the charts: installing the worker fetches the
+// whole runtime (about 20 MB unpacked), and doing that while the page still downloads the same files would fetch
+// them twice and slow the boot. The worker then serves every later visit from its cache. When the cache holds
+// everything this page used, <html data-sd-offline="ready"> says so (tests and benchmarks wait on it); if service
+// workers are unavailable (an insecure origin, some private modes), the page works as before, online only.
+
+const root = document.documentElement;
+
+function chartsDone() {
+  // lab.js sets <html data-sd-charts="plotly"> once Plotly has taken over; that happens only after Python is ready.
+  if (root.dataset.sdCharts === "plotly") return Promise.resolve();
+  return new Promise((resolve) => {
+    const watch = new MutationObserver(() => {
+      if (root.dataset.sdCharts !== "plotly") return;
+      watch.disconnect();
+      resolve();
+    });
+    watch.observe(root, { attributes: true, attributeFilter: ["data-sd-charts"] });
+  });
+}
+
+// Same-origin files this document has loaded: the page itself, the theme's scripts and styles, the sitemap and
+// search index Material fetched, the fonts. Its workers' fetches are not listed; the worker precaches the runtime.
+function loaded() {
+  const urls = [location.href, ...performance.getEntriesByType("resource").map((entry) => entry.name)];
+  return urls.filter((url) => url.startsWith(location.origin + "/"));
+}
+
+function ask(worker, message) {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = (event) => resolve(event.data);
+    worker.postMessage(message, [channel.port2]);
+  });
+}
+
+async function register() {
+  await window.SDLab.ready();
+  await chartsDone();
+  const registration = await navigator.serviceWorker.register(new URL("sw.js", window.SDLab.site), {
+    scope: window.SDLab.site,
+  });
+  await navigator.serviceWorker.ready;
+  const reply = await ask(registration.active, { type: "CACHE", urls: loaded() });
+  root.dataset.sdOffline = "ready";
+  root.dataset.sdOfflineVersion = reply.version;
+}
+
+// A failed start-up leaves the page online only; Retry's success does not come back here, which is fine: the next
+// visit registers.
+if ("serviceWorker" in navigator && window.SDLab) {
+  register().catch((err) => {
+    if (err?.name !== "SDError") console.warn("offline cache unavailable:", err?.message || err);
+  });
+}

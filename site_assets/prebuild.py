@@ -1,0 +1,528 @@
+"""The page side's build step: everything the pages need, written before any site builder runs.
+
+Run ``python site_assets/prebuild.py`` (``make site`` does, then ``mkdocs build``; ``make test`` also builds the
+same tree with Zensical). It imports nothing from MkDocs and the site builder runs no hook: after this step the
+builder only turns Markdown into HTML and copies the docs tree, so mkdocs and Zensical build the same site.
+
+What it writes, all git-ignored:
+
+1. ``docs/js/``, ``docs/css/``: the page side's scripts and styles, copied from ``site_assets/js`` and
+   ``site_assets/css`` (served at ``js/...`` and ``css/...``).
+2. ``docs/vendor/``: the runtime the pages load, copied from ``node_modules`` by the table ``VENDOR`` below.
+3. ``docs/core/``: ``specdec_core`` as ONE zip the Python worker unpacks: bytecode compiled by the Pyodide the site
+   ships, sourceless, plus the package's data files (``compile_core.mjs`` makes and checks it), and
+   ``manifest.json`` naming it. The compile is skipped when the sources have not changed.
+4. ``site_assets/initial/PAGE-N.html``: the first result of the page's N-th widget. Each widget placeholder in
+   ``docs/PAGE.md`` is written as
+
+       <div class="sd-widget" data-widget="NAME">
+       <template data-sd-settings data-search-exclude>{"handler": "...", "args": {...}}</template>
+       --8<-- "site_assets/initial/PAGE-N.html"
+       </div>
+
+   and this step runs the handler natively (``specdec_core.web.call``, the function the worker calls in the
+   browser) and writes ``<template data-sd-initial data-search-exclude>RESULT</template>`` to the included file,
+   so the widget paints before Pyodide boots. Inert ``<template>``, never ``<script>``: Material's instant
+   navigation re-creates every script in the content without its type. The included file holds no URL: Zensical
+   0.0.73 rewrites relative URLs in a page's HTML as if they were relative to the Markdown file, mkdocs leaves
+   them, so no one URL works in both. The step fails on a placeholder whose include line is missing or names
+   another file, on a widget without ``site_assets/js/widgets/NAME.js``, on settings that are not a JSON object,
+   and on a failing handler.
+5. ``site_assets/overrides/widget-modules.html``: the template part that gives each page a module script for
+   each widget it holds, after ``js/lab.js``, so widgets register and paint before DOMContentLoaded (importing
+   them from lab.js instead put Material's start-up and KaTeX first: the first chart came 0.15-1.5 s later).
+6. ``docs/sw.js``: the service worker (``site_assets/sw.js``) with this build's digest and the files it caches
+   for offline and repeat visits. The digest covers every input of the site (sources, pages, vendored files,
+   builder versions, ``SITE_URL``), so a redeploy that changes anything installs a new worker, which drops the
+   old cache.
+
+The ``<head>`` script that starts the Python worker early lives in the theme override
+``site_assets/overrides/main.html``. Page URLs are assumed to be directory URLs (``verify.md`` -> ``verify/``), the
+default of both builders.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "site_assets"
+DOCS = ROOT / "docs"
+NODE_MODULES = ROOT / "node_modules"
+INITIAL = ASSETS / "initial"
+CORE = DOCS / "core"
+SERVICE_WORKER = "sw.js"
+
+# What the site ships from node_modules: (source under node_modules, destination under the site, offline).
+# A source ending in "/" is a folder whose files are all copied. ``offline`` is a glob of the copied files the
+# service worker caches for offline and repeat visits (None: shipped, not cached).
+VENDOR: tuple[tuple[str, str, str | None], ...] = (
+    # Pyodide: the runtime only (the npm package holds no packages; the core needs the standard library alone)
+    ("pyodide/pyodide.mjs", "vendor/pyodide/pyodide.mjs", "*"),
+    ("pyodide/pyodide.asm.mjs", "vendor/pyodide/pyodide.asm.mjs", "*"),
+    ("pyodide/pyodide.asm.wasm", "vendor/pyodide/pyodide.asm.wasm", "*"),
+    ("pyodide/python_stdlib.zip", "vendor/pyodide/python_stdlib.zip", "*"),
+    ("pyodide/pyodide-lock.json", "vendor/pyodide/pyodide-lock.json", "*"),
+    # Plotly: the full bundle the pages load today, and the partial bundles for pages that need less: cartesian
+    # (2D traces, heatmaps included) and gl3d (3D). Set a partial bundle's offline glob to "*" once a page loads it.
+    ("plotly.js-dist-min/plotly.min.js", "vendor/plotly.min.js", "*"),
+    ("plotly.js-cartesian-dist-min/plotly-cartesian.min.js", "vendor/plotly-cartesian.min.js", None),
+    ("plotly.js-gl3d-dist-min/plotly-gl3d.min.js", "vendor/plotly-gl3d.min.js", None),
+    # KaTeX: every browser that runs service workers reads the woff2 fonts, so only those are cached
+    ("katex/dist/katex.min.js", "vendor/katex/katex.min.js", "*"),
+    ("katex/dist/katex.min.css", "vendor/katex/katex.min.css", "*"),
+    ("katex/dist/contrib/auto-render.min.js", "vendor/katex/contrib/auto-render.min.js", "*"),
+    ("katex/dist/fonts/", "vendor/katex/fonts/", "*.woff2"),
+)
+
+# Copied from site_assets into the docs tree as they are: (source folder, destination folder), both relative.
+PAGE_SIDE: tuple[tuple[str, str], ...] = (("js", "js"), ("css", "css"))
+
+# Site builders whose versions change the HTML they write: part of the build digest.
+BUILDERS = ("mkdocs", "mkdocs-material", "zensical", "pymdown-extensions", "markdown")
+
+# Names whose meaning optimize=2 changes (asserts are checked separately).
+OPTIMIZED_AWAY = frozenset({"__doc__", "__debug__"})
+
+HINT = "run `make site`, which installs the npm packages first"
+
+WIDGET_OPEN = re.compile(r"<div\b[^>]*\bclass=\"(?:[^\"]*\s)?sd-widget(?:\s[^\"]*)?\"[^>]*>")
+WIDGET_NAME = re.compile(r"\bdata-widget=\"([a-z0-9][a-z0-9-]*)\"")
+SETTINGS = re.compile(r"\s*<template data-sd-settings data-search-exclude>(.*)</template>\s*")
+INCLUDE = re.compile(r"\s*--8<--\s+\"([^\"]*)\"\s*")
+SCRIPT_TAG = re.compile(r"^\s*<script\b", re.IGNORECASE)
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+class PrebuildError(Exception):
+    """A problem the author must fix; the message says where and how."""
+
+
+# --- files -----------------------------------------------------------------------------------------------------
+
+
+def _copy(src: Path, dest: Path) -> None:
+    # Skip unchanged files: the wasm and the stdlib are large, and builds run often.
+    if dest.exists():
+        s, d = src.stat(), dest.stat()
+        if s.st_size == d.st_size and int(s.st_mtime) == int(d.st_mtime):
+            return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dest)
+
+
+def _mirror(pairs: Iterable[tuple[Path, Path]], out: Path) -> list[Path]:
+    """Copy each (source, destination) and delete every other file under ``out``: the tree holds exactly these."""
+    written = []
+    for src, dest in pairs:
+        _copy(src, dest)
+        written.append(dest)
+    keep = set(written)
+    if out.exists():
+        for path in sorted(out.rglob("*"), reverse=True):
+            if path.is_file() and path not in keep:
+                path.unlink()
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+    return sorted(written)
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def _generated(path: Path) -> bool:
+    """Is ``path`` (under docs/) written by this step?"""
+    rel = path.relative_to(DOCS).parts
+    return bool(rel) and (rel[0] in {dest for _, dest in PAGE_SIDE} | {"vendor", "core", SERVICE_WORKER})
+
+
+def _site_path(path: Path) -> str:
+    return path.relative_to(DOCS).as_posix()
+
+
+def page_side() -> list[Path]:
+    written = []
+    for src_dir, dest_dir in PAGE_SIDE:
+        src, dest = ASSETS / src_dir, DOCS / dest_dir
+        written += _mirror(((p, dest / p.relative_to(src)) for p in _files(src)), dest)
+    return written
+
+
+@dataclass(frozen=True)
+class Vendored:
+    source: Path
+    dest: Path
+    offline: bool
+
+
+def vendored() -> list[Vendored]:
+    """The files VENDOR names, expanded (folders to their files)."""
+    missing = [src for src, _, _ in VENDOR if not (NODE_MODULES / src).exists()]
+    if missing:
+        raise PrebuildError(f"node_modules is missing {', '.join(missing)}: {HINT}")
+    found = []
+    for src, dest, offline in VENDOR:
+        if src.endswith("/"):
+            pairs = [(p, DOCS / dest / p.relative_to(NODE_MODULES / src)) for p in _files(NODE_MODULES / src)]
+        else:
+            pairs = [(NODE_MODULES / src, DOCS / dest)]
+        found += [Vendored(s, d, offline is not None and fnmatch(d.name, offline)) for s, d in pairs]
+    return found
+
+
+def vendor() -> list[Vendored]:
+    files = vendored()
+    _mirror(((f.source, f.dest) for f in files), DOCS / "vendor")
+    return files
+
+
+# --- the core archive ------------------------------------------------------------------------------------------
+
+
+def package_files() -> list[tuple[Path, str]]:
+    """The package's files as its wheel installs them: (file, path in site-packages). Read from pyproject.toml's
+    setuptools settings, so the archive holds what `pip install` would."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    found: list[tuple[Path, str]] = []
+    for package in config["packages"]:
+        folder = ROOT.joinpath(*package.split("."))
+        patterns = ["*.py", *config.get("package-data", {}).get(package, [])]
+        for path in sorted(p for p in folder.iterdir() if p.is_file()):
+            if any(fnmatch(path.name, pattern) for pattern in patterns):
+                found.append((path, path.relative_to(ROOT).as_posix()))
+    if not any(name.endswith(".py") for _, name in found):
+        raise PrebuildError("pyproject.toml's [tool.setuptools] names no Python package")
+    return found
+
+
+def check_optimizable(files: Iterable[tuple[Path, str]]) -> None:
+    """The browser's bytecode is compiled with optimize=2 (no docstrings, no asserts): refuse code that would
+    behave differently there than under pytest."""
+    for path, name in files:
+        if not name.endswith(".py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), name)):
+            if isinstance(node, ast.Assert):
+                what = "assert"
+            elif isinstance(node, ast.Name) and node.id in OPTIMIZED_AWAY:
+                what = node.id
+            elif isinstance(node, ast.Attribute) and node.attr in OPTIMIZED_AWAY:
+                what = node.attr
+            else:
+                continue
+            raise PrebuildError(
+                f"{name}:{node.lineno}: {what} behaves differently in the browser, whose bytecode is compiled with "
+                "optimize=2 (compile_core.mjs); raise an exception, or keep the text elsewhere"
+            )
+
+
+def core_archive() -> list[Path]:
+    """docs/core/specdec_core-VERSION-DIGEST.zip and manifest.json; returns both."""
+    files = package_files()
+    check_optimizable(files)
+    compiler = ASSETS / "compile_core.mjs"
+    pyodide = json.loads((NODE_MODULES / "pyodide" / "package.json").read_text("utf-8"))["version"]
+    key = hashlib.sha256()
+    for part in (compiler.read_bytes(), pyodide.encode()):
+        key.update(hashlib.sha256(part).digest())
+    for path, name in files:
+        key.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    sources = key.hexdigest()
+
+    manifest_path = CORE / "manifest.json"
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text("utf-8"))
+        archive = CORE / manifest.get("file", "")
+        if manifest.get("sources") == sources and archive.is_file():
+            return [archive, manifest_path]
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    node = shutil.which("node")
+    if node is None:
+        raise PrebuildError(f"node is needed to compile specdec_core for the browser: {HINT}")
+    with tempfile.TemporaryDirectory(prefix="sd-core-") as tmp:
+        src_zip, out = Path(tmp) / "sources.zip", Path(tmp) / "core.zip"
+        with zipfile.ZipFile(src_zip, "w") as archive_in:
+            for path, name in files:
+                archive_in.write(path, name)
+        done = subprocess.run(
+            [node, str(compiler), str(src_zip), str(out)], capture_output=True, text=True, timeout=600, check=False
+        )
+        if done.returncode != 0 or not out.exists():
+            # Pyodide's errors carry its minified source: keep the last lines, each cut short.
+            tail = "\n".join(line[:300] for line in done.stderr.strip().splitlines()[-12:])
+            raise PrebuildError(f"{compiler.relative_to(ROOT)} failed ({done.returncode}):\n{tail}")
+        payload = out.read_bytes()
+    digest = hashlib.sha256(payload).hexdigest()
+    name = f"specdec_core-{version}-{digest[:16]}.zip"
+    if CORE.exists():
+        shutil.rmtree(CORE)
+    CORE.mkdir(parents=True)
+    (CORE / name).write_bytes(payload)
+    # The worker fetches this (revalidated) to learn the archive's name; the digest busts HTTP caches.
+    manifest = {"file": name, "sha256": digest, "sources": sources}
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return [CORE / name, manifest_path]
+
+
+# --- widgets: build-time results -------------------------------------------------------------------------------
+
+
+def widget_names() -> set[str]:
+    return {path.stem for path in (ASSETS / "js" / "widgets").glob("*.js")}
+
+
+def pages() -> list[Path]:
+    """The Markdown pages, sorted."""
+    return sorted(p for p in DOCS.rglob("*.md") if not _generated(p))
+
+
+def page_url(page: Path) -> str:
+    """The page's URL relative to the site root, as both builders write it ("" for the home page)."""
+    rel = page.relative_to(DOCS).with_suffix("")
+    if rel.name in ("index", "README"):
+        rel = rel.parent
+    return "" if str(rel) == "." else rel.as_posix() + "/"
+
+
+def include_name(page: Path, index: int) -> str:
+    """The include a page's ``index``-th widget (from 1) must name: site_assets/initial/PAGE-N.html."""
+    stem = page.relative_to(DOCS).with_suffix("").as_posix()
+    return f"{INITIAL.relative_to(ROOT).as_posix()}/{stem}-{index}.html"
+
+
+def _inert_json(value: Any) -> str:
+    # Inside <template> the text is parsed as HTML: escape the three characters that could start markup or an
+    # entity. \u003c and friends are ordinary JSON escapes, so JSON.parse restores them.
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    page: Path
+    line: int  # 1-based, of the opening <div>
+    index: int  # 1-based, among the page's widgets
+    name: str
+    settings: dict[str, Any]
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def _outside_fences(lines: list[str]) -> Iterator[tuple[int, str]]:
+    fenced = None
+    for number, line in enumerate(lines, 1):
+        fence = FENCE.match(line)
+        if fence and (fenced is None or fence.group(1) == fenced):
+            fenced = fence.group(1) if fenced is None else None
+            continue
+        if fenced is None:
+            yield number, line
+
+
+def placeholders(page: Path, known: set[str]) -> list[Placeholder]:
+    """The page's widget placeholders, checked: name, settings line, include line."""
+    lines = page.read_text("utf-8").splitlines()
+    found: list[Placeholder] = []
+    for number, line in _outside_fences(lines):
+        rel = page.relative_to(ROOT)
+        if SCRIPT_TAG.match(line):
+            raise PrebuildError(
+                f"{rel}:{number}: a <script> in page content breaks under instant navigation (Material re-creates "
+                "it without its type); put data in a widget's settings template instead"
+            )
+        opening = WIDGET_OPEN.search(line)
+        if opening is None:
+            continue
+        name_match = WIDGET_NAME.search(opening.group(0))
+        if name_match is None:
+            raise PrebuildError(f'{rel}:{number}: a widget placeholder needs data-widget="name": {line.strip()}')
+        name = name_match.group(1)
+        if name not in known:
+            raise PrebuildError(f"{rel}:{number}: no widget file site_assets/js/widgets/{name}.js for {name!r}")
+        index = len(found) + 1
+        expected = include_name(page, index)
+        following = [*lines[number : number + 2], "", ""]
+        settings_match = SETTINGS.fullmatch(following[0])
+        if settings_match is None:
+            raise PrebuildError(
+                f"{rel}:{number + 1}: widget {name!r} needs its settings on the next line: "
+                '<template data-sd-settings data-search-exclude>{"handler": ..., "args": {...}}</template>'
+            )
+        text = settings_match.group(1)
+        if "<" in text or "&" in text:
+            raise PrebuildError(f"{rel}:{number + 1}: widget {name!r} settings: write < and & as \\u003c and \\u0026")
+        try:
+            settings = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PrebuildError(f"{rel}:{number + 1}: widget {name!r} settings are not valid JSON: {exc}") from exc
+        if not isinstance(settings, dict):
+            raise PrebuildError(f"{rel}:{number + 1}: widget {name!r} settings must be a JSON object")
+        include = INCLUDE.fullmatch(following[1])
+        if include is None or include.group(1) != expected:
+            got = f"it reads {following[1].strip()!r}" if following[1].strip() else "the line is missing"
+            raise PrebuildError(
+                f'{rel}:{number + 2}: widget {name!r} (the page\'s widget {index}) needs the line --8<-- "{expected}" '
+                f"after its settings; {got}"
+            )
+        found.append(Placeholder(page, number, index, name, settings))
+    return found
+
+
+def initial_result(widget: Placeholder) -> str | None:
+    """Run the widget's handler natively; its JSON result, or None when the settings name no handler."""
+    handler = widget.settings.get("handler")
+    if handler is None:
+        return None
+    args = widget.settings.get("args", {})
+    if not isinstance(handler, str) or not isinstance(args, dict):
+        raise PrebuildError(f'{widget.where}: settings need "handler" (a string) and "args" (an object)')
+    web = importlib.import_module("specdec_core.web")
+    try:
+        result: str = web.call(handler, json.dumps(args))
+    except Exception as exc:
+        raise PrebuildError(f"{widget.where}: widget {widget.name!r}: {handler}({args}) failed: {exc!r}") from exc
+    return _inert_json(json.loads(result))
+
+
+WIDGET_MODULES = "widget-modules.html"
+
+
+def widget_modules(names: Iterable[str]) -> Path:
+    """site_assets/overrides/widget-modules.html: the template lists, on each page, a module script for each widget
+    the page holds. It tests the rendered content for each known name (``in`` and ``~`` work in both builders'
+    template engines; Zensical's has no ``split``), and ``url`` makes the path relative to the page."""
+    listed = json.dumps(sorted(names))
+    text = (
+        "{#- Written by site_assets/prebuild.py from site_assets/js/widgets/: do not edit. -#}\n"
+        "{% if page and page.content %}{% for name in " + listed + " %}"
+        "{% if ('data-widget=\"' ~ name ~ '\"') in page.content %}"
+        "<script type=\"module\" src=\"{{ ('js/widgets/' ~ name ~ '.js') | url }}\"></script>"
+        "{% endif %}{% endfor %}{% endif %}\n"
+    )
+    out = ASSETS / "overrides" / WIDGET_MODULES
+    if not out.exists() or out.read_text("utf-8") != text:
+        out.write_text(text, encoding="utf-8")
+    return out
+
+
+def initial_results() -> tuple[list[Path], list[str]]:
+    """Write site_assets/initial/*.html for every widget; returns the files and the pages' URLs."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    known = widget_names()
+    written: list[tuple[Path, str]] = []
+    urls = []
+    for page in pages():
+        urls.append(page_url(page))
+        widgets = placeholders(page, known)
+        for widget in widgets:
+            result = initial_result(widget)
+            body = "" if result is None else f"<template data-sd-initial data-search-exclude>{result}</template>"
+            written.append((ROOT / include_name(page, widget.index), body + "\n"))
+    keep = set()
+    for path, text in written:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text("utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        keep.add(path)
+    for stale in _files(INITIAL) if INITIAL.exists() else []:
+        if stale not in keep:
+            stale.unlink()
+    return sorted(keep), urls
+
+
+# --- the service worker ----------------------------------------------------------------------------------------
+
+BUILD_TEMPLATE = "const BUILD = {...}; // written by prebuild.py"
+BUILD_LINE = re.compile(r"^const BUILD = .*; // written by prebuild\.py$", re.MULTILINE)
+
+
+def build_digest(outputs: Iterable[Path]) -> str:
+    """One digest of everything that shapes the built site, so any change gives the service worker a new cache."""
+    digest = hashlib.sha256()
+    inputs = [
+        *outputs,
+        *(p for p in _files(DOCS) if not _generated(p)),
+        *_files(ASSETS / "overrides"),
+        ASSETS / SERVICE_WORKER,
+        ROOT / "mkdocs.yml",
+        *(path for path, _ in package_files()),  # pages include the package's source as code listings
+    ]
+    for path in sorted(set(inputs)):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for builder in BUILDERS:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            digest.update(f"{builder}=={importlib.metadata.version(builder)}\0".encode())
+    digest.update(os.environ.get("SITE_URL", "").encode())
+    return digest.hexdigest()[:16]
+
+
+def service_worker(version: str, files: list[str]) -> Path:
+    source = (ASSETS / SERVICE_WORKER).read_text("utf-8")
+    if len(BUILD_LINE.findall(source)) != 1:
+        raise PrebuildError(f"site_assets/{SERVICE_WORKER} needs one line: {BUILD_TEMPLATE}")
+    build = json.dumps({"version": version, "files": files}, separators=(",", ":"))
+    text = BUILD_LINE.sub(lambda _: f"const BUILD = {build}; // written by prebuild.py", source)
+    out = DOCS / SERVICE_WORKER
+    if not out.exists() or out.read_text("utf-8") != text:
+        out.write_text(text, encoding="utf-8")
+    return out
+
+
+# --- all of it -------------------------------------------------------------------------------------------------
+
+
+def prebuild() -> str:
+    """Write everything; returns the build digest."""
+    scripts = page_side()
+    vendor_files = vendor()
+    core = core_archive()
+    initial, urls = initial_results()
+    widget_modules(widget_names())
+    version = build_digest([*scripts, *(f.dest for f in vendor_files), *core, *initial])
+    # The pages, the sitemap (Material's instant navigation reads it) and the runtime. The theme's own files are
+    # reported by the first page that loads them (js/offline.js), whichever builder wrote them.
+    offline = [
+        *(url or "./" for url in urls),
+        "sitemap.xml",
+        *(_site_path(p) for p in scripts),
+        *(_site_path(f.dest) for f in vendor_files if f.offline),
+        *(_site_path(p) for p in core),
+    ]
+    service_worker(version, offline)
+    return version
+
+
+def main() -> None:
+    try:
+        version = prebuild()
+    except PrebuildError as exc:
+        sys.exit(f"prebuild: {exc}")
+    print(f"prebuild: docs/ holds the page side, the vendored runtime and the core; build {version}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+// The lab's service worker: after a first visit, the site works offline and a repeat visit boots from the cache.
+//
+// Served from the site root (site_assets/prebuild.py writes it to docs/sw.js), so its scope is every page, at a
+// domain root and under a GitHub Pages sub-path alike: every URL here resolves against this file's own URL.
+//
+// One cache per build, named by the build digest (BUILD.version, which prebuild.py writes below; it changes with
+// any input of the site). Installing precaches BUILD.files: the pages, the sitemap and the runtime (Pyodide, the
+// core archive, Plotly, KaTeX, js, css), each revalidated with the server so no stale HTTP-cached copy gets in.
+// The theme's own files (their names differ between mkdocs and Zensical) are cached when the first page reports
+// what it loaded (js/offline.js, the CACHE message), and anything else the site fetches is cached as it passes.
+// Every same-origin GET is answered from the cache first, ignoring the query string (pages keep their state
+// there; the worker adds ?v= to the core archive). A redeploy changes this file's bytes, the browser installs
+// the new worker, and activating it deletes every older cache of the lab.
+//
+// An update takes over at once (skipWaiting): a page already open keeps its document, and what it fetches later
+// comes from the new build.
+//
+// Messages (page -> worker, answered on the MessagePort that comes with them):
+//   {type: "CACHE", urls: [...]}   cache these same-origin URLs if missing -> {version, cached: number}
+
+const BUILD = { version: "dev", files: [] }; // written by prebuild.py
+
+const PREFIX = "sd-lab-";
+const CACHE = PREFIX + BUILD.version;
+const SCOPE = new URL("./", self.location.href).href;
+
+// A fresh copy from the server (a conditional request when the HTTP cache holds one), stored under its bare URL.
+async function store(cache, url) {
+  const response = await fetch(new Request(url, { cache: "no-cache", credentials: "same-origin" }));
+  if (response.status !== 200 || response.redirected) {
+    throw new Error(`${response.redirected ? "redirected" : `${response.status} ${response.statusText}`}: ${url}`);
+  }
+  await cache.put(url, response);
+}
+
+function inScope(url) {
+  return url.startsWith(SCOPE) && url !== self.location.href;
+}
+
+function bare(url) {
+  const clean = new URL(url);
+  clean.search = "";
+  clean.hash = "";
+  return clean.href;
+}
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      await Promise.all(BUILD.files.map((path) => store(cache, new URL(path, SCOPE).href)));
+      await self.skipWaiting();
+    })(),
+  );
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(
+    (async () => {
+      const old = (await caches.keys()).filter((name) => name.startsWith(PREFIX) && name !== CACHE);
+      await Promise.all(old.map((name) => caches.delete(name)));
+      await self.clients.claim();
+    })(),
+  );
+});
+
+async function respond(request) {
+  const cache = await caches.open(CACHE);
+  const hit = await cache.match(request, { ignoreSearch: true });
+  if (hit) return hit;
+  const response = await fetch(request);
+  // Only whole, same-origin, direct answers are kept: no errors, no partial content, and no redirected response,
+  // which a navigation may not use.
+  if (response.status === 200 && response.type === "basic" && !response.redirected) {
+    await cache.put(bare(request.url), response.clone());
+  }
+  return response;
+}
+
+self.addEventListener("fetch", (event) => {
+  const { request } = event;
+  if (request.method !== "GET" || !inScope(request.url)) return;
+  event.respondWith(respond(request));
+});
+
+self.addEventListener("message", (event) => {
+  const { data, ports } = event;
+  if (data?.type !== "CACHE" || !ports[0]) return;
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      const wanted = [...new Set((data.urls || []).filter((url) => typeof url === "string" && inScope(url)).map(bare))];
+      let cached = 0;
+      for (const url of wanted) {
+        if (await cache.match(url)) continue;
+        // A file the page loaded but the server no longer has is skipped: the cache holds what can be served.
+        await store(cache, url).then(() => cached++, () => {});
+      }
+      ports[0].postMessage({ version: BUILD.version, cached });
+    })(),
+  );
+});

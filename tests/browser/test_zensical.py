@@ -1,0 +1,107 @@
+"""The site built by Zensical 0.0.73 (``make site-zensical``, into site-zensical/) works like the mkdocs build.
+
+Zensical reads mkdocs.yml but runs no hooks, which is why everything a page needs is written by
+site_assets/prebuild.py before either builder runs. These tests check the result: the same pages with the same
+widget settings and build-time results, every page going ready with live widgets whose sliders redraw their
+charts, instant navigation (Zensical's bundle provides ``document$`` too), and offline reloads through the
+service worker (whose theme files have other names under Zensical).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import BUILT_FOR, SITE, ZENSICAL_SITE, SiteServer
+from playwright.sync_api import expect
+from test_offline import first_visit, page_requests
+from test_site import change_a_control, expect_ready, expect_widgets_live, follow_nav_link
+
+pytestmark = pytest.mark.browser
+
+NOT_BUILT = "(site-zensical not built)"
+WIDGET = re.compile(
+    r'<div class="sd-widget[^"]*" data-widget="([a-z0-9-]+)">\s*'
+    r"<template data-sd-settings\b[^>]*>(.*?)</template>\s*"
+    r"(?:<template data-sd-initial\b[^>]*>(.*?)</template>)?",
+    re.DOTALL,
+)
+
+
+def sitemap_pages(site: Path) -> list[str]:
+    sitemap = site / "sitemap.xml"
+    if not sitemap.exists():
+        return []
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [el.text or "" for el in ET.parse(sitemap).getroot().findall("s:url/s:loc", ns)]
+    return sorted(loc.removeprefix(BUILT_FOR) for loc in locs)
+
+
+def widgets(site: Path, path: str) -> list[tuple[str, Any, Any]]:
+    """Each widget of a built page: (name, settings, build-time result), parsed."""
+    html = (site / path / "index.html").read_text("utf-8")
+    return [
+        (name, json.loads(settings), json.loads(initial) if initial else None)
+        for name, settings, initial in WIDGET.findall(html)
+    ]
+
+
+PAGES = sitemap_pages(ZENSICAL_SITE) or [NOT_BUILT]
+
+
+def page_id(path: str) -> str:
+    return path.strip("/") or "home"
+
+
+def test_both_builders_write_the_same_pages_and_build_time_results() -> None:
+    """Same sitemap; on every page the same widgets, settings and build-time results, as mkdocs wrote them."""
+    if PAGES == [NOT_BUILT] or not (SITE / "sitemap.xml").exists():
+        pytest.fail("build both sites first: `make site site-zensical`")
+    assert sitemap_pages(ZENSICAL_SITE) == sitemap_pages(SITE)
+    for path in PAGES:
+        found = widgets(ZENSICAL_SITE, path)
+        assert found == widgets(SITE, path), path
+        assert all(initial is not None for _, settings, initial in found if "handler" in settings), path
+
+
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_every_zensical_page_goes_ready_and_its_sliders_redraw_charts(
+    page: Any, zensical_server: SiteServer, path: str
+) -> None:
+    page.goto(zensical_server.base + path)
+    expect_ready(page)
+    expect_widgets_live(page)
+    change_a_control(page)  # False on a page without a slider next to a chart
+    expect(page.locator(".sd-error")).to_have_count(0)
+
+
+def test_a_slider_moves_a_chart_after_instant_navigation(page: Any, zensical_server: SiteServer) -> None:
+    """Home -> Verify by clicking a link (one document): the Verify widgets mount, go live, and a slider redraws."""
+    page.goto(zensical_server.base)
+    expect_ready(page)
+    expect_widgets_live(page)
+    page.evaluate("window.__sdSameDocument = true")
+    follow_nav_link(page, zensical_server, "verify/")
+    expect_widgets_live(page)
+    assert change_a_control(page), "Verify has a slider next to a chart"
+    assert page.evaluate("window.__sdSameDocument") is True, "the link reloaded the page (no instant navigation)"
+
+
+def test_a_zensical_page_reloads_offline(page: Any, context: Any, zensical_server: SiteServer) -> None:
+    """After a first visit the service worker holds Zensical's theme files too: an offline reload goes ready and
+    a slider redraws its chart, with nothing but sw.js update checks reaching the server."""
+    first_visit(page, zensical_server, "correct/")
+    zensical_server.requests.clear()
+    context.set_offline(True)
+    try:
+        page.reload()
+        expect_ready(page)
+        expect_widgets_live(page)
+        assert change_a_control(page), "Correct has a slider next to a chart"
+    finally:
+        context.set_offline(False)
+    assert page_requests(zensical_server) == [], page_requests(zensical_server)
