@@ -64,7 +64,9 @@ VENDOR: dict[str, str] = {
     "pyodide/pyodide.asm.wasm": "vendor/pyodide/pyodide.asm.wasm",
     "pyodide/python_stdlib.zip": "vendor/pyodide/python_stdlib.zip",
     "pyodide/pyodide-lock.json": "vendor/pyodide/pyodide-lock.json",
-    "plotly.js-dist-min/plotly.min.js": "vendor/plotly.min.js",
+    # Plotly's partial bundles (js/runtime/charts.js picks one per figure): 2D traces, and 3D for the home page.
+    "plotly.js-cartesian-dist-min/plotly-cartesian.min.js": "vendor/plotly-cartesian.min.js",
+    "plotly.js-gl3d-dist-min/plotly-gl3d.min.js": "vendor/plotly-gl3d.min.js",
     "katex/dist/katex.min.js": "vendor/katex/katex.min.js",
     "katex/dist/katex.min.css": "vendor/katex/katex.min.css",
     "katex/dist/contrib/auto-render.min.js": "vendor/katex/contrib/auto-render.min.js",
@@ -234,7 +236,7 @@ def static_imports(module: str) -> list[str]:
 
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
     output = widget_scripts(output, page)
-    script = BOOT.replace("{url}", get_relative_url("js/worker.js", page.url))
+    script = BOOT.replace("{url}", get_relative_url("js/runtime/worker.js", page.url))
     # The modules lab.js and the page's widgets import: without a hint the browser finds them only once the page
     # is parsed, and the first chart waits for one more round trip.
     modules = ["js/lab.js", *(f"js/widgets/{name}.js" for name in PAGE_WIDGETS.get(page.file.src_uri, []))]
