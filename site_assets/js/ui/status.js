@@ -37,7 +37,8 @@ function titleOf(error) {
 
 // Logs the error (once) and returns its banner; retry is what the button does.
 export function banner(error, retry) {
-  if (!error.shown) console.error(`[lab] ${titleOf(error)}: ${error.message}`, error.traceback || error);
+  const detail = error.traceback && error.traceback !== error.message ? [error.traceback] : [];
+  if (!error.shown) console.error(`[lab] ${titleOf(error)}: ${error.message}`, ...detail);
   error.shown = true;
   const el = document.createElement("div");
   el.className = "sd-error";
