@@ -9,9 +9,10 @@
 //     handler: "bonus.simulate",             // default: settings.handler
 //     controls: [{key, label, ...}],         // or settings => [...]; see ui/controls.js
 //     metrics: [{name, label, format}],      // tiles; format(value, allMetrics) -> text
-//     args: (values, settings, extra) => ({...}),   // default: {...settings.args, ...values, ...extra}
+//     args: (values, settings, extra) => ({...}),   // default: {...settings.args, ...values, ...extra}; a view
+//                                            // may return its own args (when they hold state of its own)
 //     live: true,                            // false: no call until the view asks (a Run button, say)
-//     view(ctx) { ...build the DOM...; return { paint(result, args), adopt?(result, args), cleanup?() } },
+//     view(ctx) { ...build the DOM...; return { paint(result, args), adopt?(result, args), args?, cleanup?() } },
 //   };
 //
 // What the binding does:
@@ -24,7 +25,8 @@
 // - errors: a banner with Retry on the widget (the page's, when the worker itself failed) and console.error;
 // - unmount: listeners added through ctx.on or ctx.signal go, charts are purged, the placeholder is restored.
 //
-// The view's ctx: el, settings, initial, signal, controls (key -> control), values(), set(patch), group(class, keys),
+// The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
+// values(), set(patch), group(class, keys),
 // chart(label), render(chart, figure), tiles(items?), setMetrics(metrics), setMetric(name, value, text),
 // clearMetric(name, text), request(action?), call(handler, args, {signal}), task(), on(target, type, fn),
 // button(label, onClick, class), notice(text), markLive(), onStatus(fn).
@@ -105,7 +107,8 @@ function bind(el, definition, entry) {
   for (const spec of specs) controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
   const values = () => Object.fromEntries(specs.map((s) => [s.key, controls[s.key].value]));
-  const argsOf = (v, extra) => (def.args ? def.args(v, settings, extra) : { ...settings.args, ...v, ...extra });
+  let view = null;
+  const argsOf = (v, extra) => (view?.args || def.args)?.(v, settings, extra) ?? { ...settings.args, ...v, ...extra };
   const handler = def.handler || settings.handler;
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
   const writeUrl = () => {
@@ -113,7 +116,6 @@ function bind(el, definition, entry) {
     if (url.length) writeQuery(Object.fromEntries(url.map((s) => [s.key, controls[s.key].value])));
   };
   let version = 0;
-  let view = null;
   let pending = null; // the "computing for …" note, while no result matches the controls
 
   const painted = () => {
@@ -170,6 +172,7 @@ function bind(el, definition, entry) {
     initial,
     signal,
     controls,
+    start,
     values,
     request,
     on,
