@@ -332,6 +332,41 @@ def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
     expect(page.locator(".sd-error")).to_have_count(0)
 
 
+# Widgets whose controls read gamma from the URL, and whose build-time result is for gamma = 4.
+GAMMA_FROM_URL = [
+    ("bonus/", "bonus-sim"),
+    ("playground/", "playground"),
+    ("tuning/", "tuning-calculator"),
+    ("draft/", "draft"),
+    ("verify/", "verify"),
+]
+
+
+@pytest.mark.parametrize(("path", "name"), GAMMA_FROM_URL, ids=[p for p, _ in GAMMA_FROM_URL])
+def test_first_paint_honours_the_url_and_never_shows_stale_numbers(
+    page: Any, server: SiteServer, path: str, name: str
+) -> None:
+    """With ?gamma=8 the build-time result (gamma = 4) answers another question: while Python boots the widget
+    says what it is computing and shows no number and no chart; once Python answers, the numbers are gamma = 8's."""
+    server.hold("pyodide.asm.wasm")
+    try:
+        open_page(page, server, f"{path}?gamma=8")
+        widget = page.locator(f'.md-content .sd-widget[data-widget="{name}"]').first
+        expect(widget.get_by_label("Speculation length \N{GREEK SMALL LETTER GAMMA}", exact=False).first).to_have_value(
+            "8"
+        )
+        expect(widget.locator(".sd-pending")).to_contain_text("Computing for \N{GREEK SMALL LETTER GAMMA} = 8")
+        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
+        assert widget.locator("[data-metric][data-value]").count() == 0
+        assert widget.locator(".sd-chart .main-svg").count() == 0
+    finally:
+        server.release()
+    expect_ready(page)
+    expect(widget).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    expect(widget.locator(".sd-pending")).to_have_count(0)
+    expect(widget.locator("[data-metric][data-value]").first).to_be_attached()
+
+
 # Text colour of every drawn chart (a chart that waits for a button press has no layout yet: null).
 FONT_COLOURS = (
     "() => [...document.querySelectorAll('.md-content .sd-chart')].map(c => c._fullLayout?.font?.color ?? null)"

@@ -21,15 +21,17 @@
 // - the live loop: every committed control change bumps the state's version, writes url controls back to the query
 //   and asks for a result. One call runs at a time; a waiting refresh is replaced by a newer one (latest wins), a
 //   queued action (ctx.request with an action) is never dropped. A result is painted only if the state has not
-//   changed since it was asked for; `adopt` (if any) sees every result, painted or not (a run's state);
+//   changed since it was asked for (a refresh: since it was sent; an action: since the reader asked for it);
+//   `adopt` (if any) sees every result, painted or not (a run's state);
 // - errors: a banner with Retry on the widget (the page's, when the worker itself failed) and console.error;
 // - unmount: listeners added through ctx.on or ctx.signal go, charts are purged, the placeholder is restored.
 //
 // The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
 // values(), set(patch), group(class, keys),
-// chart(label), render(chart, figure), tiles(items?), setMetrics(metrics), setMetric(name, value, text),
+// chart(label), render(chart, figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text),
 // clearMetric(name, text), request(action?), call(handler, args, {signal}), task(), on(target, type, fn),
-// button(label, onClick, class), notice(text), markLive(), onStatus(fn).
+// button(label, onClick, class), notice(text), markLive(), report(error), onStatus(fn). A view's args may return
+// null: nothing is asked of Python for that state.
 //   request(action) -> Promise<result | null>: null when the result was not painted (the state moved on).
 //   action: {extra, handler, args(values), paint(result, args), adopt(result, args)}, all optional.
 
@@ -138,17 +140,20 @@ function bind(el, definition, entry) {
   const request = (action = null) =>
     new Promise((resolve, reject) => {
       if (action === null && queue.at(-1)?.action === null) queue.pop().resolve(null);
-      queue.push({ action, resolve, reject });
+      queue.push({ action, asked: version, resolve, reject });
       pump();
     });
   async function pump() {
     if (busy || !queue.length || signal.aborted) return;
     busy = true;
-    const { action, resolve, reject } = queue.shift();
+    const { action, asked: askedFor, resolve, reject } = queue.shift();
     try {
       await python.ready;
-      const asked = version; // the state this result is for: its args are read now, from the controls as they are
+      // The state this result is for: an action's is the one it was asked in (a Sample press belongs to the pair
+      // on screen then); a refresh's is the controls' state now, from which its args are read.
+      const asked = action ? askedFor : version;
       const args = action?.args ? action.args(values()) : argsOf(values(), action?.extra);
+      if (args === null) return resolve(null); // the view says these controls cannot be computed (and why)
       const result = await ctx.call(action?.handler || handler, args);
       (action?.adopt || view.adopt)?.(result, args);
       if (asked !== version) return resolve(null); // the controls moved on: a newer request paints their result
@@ -178,6 +183,7 @@ function bind(el, definition, entry) {
     on,
     onStatus: (fn) => signal.addEventListener("abort", onStatus(fn), { once: true }),
     markLive: () => (el.dataset.sdLive = "true"),
+    report: (err) => report(el, err),
     // Changes controls as if the reader had: the state moves on, the URL follows, a new result is asked for.
     set(patch, { quiet = false } = {}) {
       for (const [key, value] of Object.entries(patch)) controls[key].value = value;
@@ -203,7 +209,8 @@ function bind(el, definition, entry) {
         target.dataset.sdEngine = "none";
         report(el, err);
       }),
-    tiles: (items = def.metrics) => tiles(items),
+    // Tiles for def.metrics, or for some of them (by name), or for the items given.
+    tiles: (items = def.metrics) => tiles(items.map((i) => (typeof i === "string" ? def.metrics.find((m) => m.name === i) : i))),
     setMetric: (name, value, text) => setMetric(el, name, value, text),
     clearMetric: (name, text) => clearMetric(el, name, text),
     setMetrics(metrics) {
