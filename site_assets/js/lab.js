@@ -4,7 +4,7 @@
 // window.SDLab is for tests and benchmarks only (no widget uses it): call(name, args) runs a handler without any
 // widget or banner; debug() counts what the page holds (charts, widgets) for the leak test.
 
-import { chartCount, preload } from "./runtime/charts.js";
+import { chartCount, preload, retryPlotly, startPlotly } from "./runtime/charts.js";
 import { onStatus, python } from "./runtime/python.js";
 import { showError, showStatus } from "./ui/status.js";
 import { PARAMS, readQuery, writeQuery } from "./ui/url.js";
@@ -14,6 +14,7 @@ import { mountAll, remountAll, setRetry, widgetCount } from "./ui/widget.js";
 function retryAll() {
   document.querySelectorAll(".sd-error").forEach((el) => el.remove());
   if (python.state === "error") python.restart();
+  retryPlotly();
   remountAll();
 }
 setRetry(retryAll);
@@ -55,9 +56,14 @@ addEventListener("hashchange", () => {
 
 // --- wiring -----------------------------------------------------------------------------------------------------
 
+// Plotly loads once start-up has ended, however it ended (charts.js says why); until then charts are sketches.
+const chartsFailed = (err) => err.shown || showError(err, retryAll);
 onStatus((p) => {
   showStatus(p);
-  if (p.state !== "loading") showLater();
+  if (p.state !== "loading") {
+    showLater();
+    startPlotly().catch(chartsFailed);
+  }
   if (p.state === "error" && !p.error.shown) showError(p.error, retryAll);
 });
 
@@ -82,6 +88,7 @@ window.SDLab = Object.freeze({
   PARAMS,
   retry: retryAll,
 });
+document.documentElement.dataset.sdCharts = "sketch";
 python.start();
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);

@@ -119,6 +119,7 @@ export const python = {
 
   async call(name, args, { timeout = CALL_TIMEOUT_MS } = {}) {
     await this.ready;
+    if (this.error) throw this.error; // the worker failed while this call waited for start-up
     return new Promise((resolve, reject) => {
       const msg = message(MSG.CALL, { name, args: JSON.stringify(args ?? {}) });
       const timer = setTimeout(() => {

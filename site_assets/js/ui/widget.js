@@ -87,11 +87,7 @@ function report(el, err) {
     return;
   }
   if (error.title === "Interactive charts unavailable") {
-    error.shown ||= Boolean(document.querySelector(".sd-error[data-charts]"));
-    if (!error.shown) {
-      showError(error, retryAll);
-      document.querySelector(".sd-error").dataset.charts = "";
-    }
+    if (!error.shown) showError(error, retryAll); // one banner for the page: its charts stay sketches
     return;
   }
   el.querySelector(":scope > .sd-error")?.remove();
@@ -120,9 +116,11 @@ function bind(el, definition, entry) {
   let version = 0;
   let pending = null; // the "computing for …" note, while no result matches the controls
 
+  // Every paint is counted (data-sd-paints): tests wait on it rather than on time.
   const painted = () => {
     pending?.remove();
     pending = null;
+    el.dataset.sdPaints = String(Number(el.dataset.sdPaints || 0) + 1);
   };
   const on = (target, type, fn, options = {}) => target.addEventListener(type, fn, { ...options, signal });
   const guard = (fn) => (...a) => {
@@ -204,11 +202,7 @@ function bind(el, definition, entry) {
       entry.charts.add(div);
       return div;
     },
-    render: (target, figure) =>
-      render(target, figure).catch((err) => {
-        target.dataset.sdEngine = "none";
-        report(el, err);
-      }),
+    render: (target, figure) => render(target, figure).catch((err) => report(el, err)),
     // Tiles for def.metrics, or for some of them (by name), or for the items given.
     tiles: (items = def.metrics) => tiles(items.map((i) => (typeof i === "string" ? def.metrics.find((m) => m.name === i) : i))),
     setMetric: (name, value, text) => setMetric(el, name, value, text),
@@ -248,6 +242,7 @@ function bind(el, definition, entry) {
   for (const note of notes) ctx.notice(note);
   for (const spec of specs) {
     const c = controls[spec.key];
+    if (spec.live !== false) c.input.dataset.sdRefresh = ""; // a change asks Python for a new result
     c.input.addEventListener(c.event, guard(() => {
       if (spec.kind === "number") c.value = clampNumber(c.value, spec);
       version += 1;
@@ -262,6 +257,7 @@ function bind(el, definition, entry) {
   const now = values();
   if (initial && JSON.stringify(argsOf(now)) === JSON.stringify(argsOf(start))) {
     guard(view.paint)(initial, argsOf(now));
+    painted();
   } else if (initial) {
     const changed = specs.filter((s) => now[s.key] !== start[s.key]);
     const said = changed.map((s) => `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`);

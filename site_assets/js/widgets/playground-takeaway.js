@@ -1,18 +1,16 @@
 // Widget "playground-takeaway": expected tokens per pass against alpha for gamma = 1..8, with the Playground's
-// current setting marked. It paints its build-time figure, then follows the "sd-playground" document event that
-// the playground widget (playground.js) dispatches with every result, so the two stay in step without a second
-// call to Python.
+// current setting marked. It paints its build-time figure, then follows the playground widget's results
+// (playground.js, followPlayground), so the two stay in step without a second call to Python.
 //
 //   <div class="sd-widget" data-widget="playground-takeaway">
 //   <script type="application/json">{"handler": "playground.run", "args": {"quality": 0.85, "gamma": 4}}</script>
 //   </div>
 
 import { el } from "../ui/controls.js";
-
-const EVENT = "sd-playground";
+import { followPlayground } from "./playground.js";
 
 export default {
-  live: false, // no call of its own: the Playground's results arrive as events
+  live: false, // no call of its own: the Playground's results come to it
   view(ctx) {
     const chart = ctx.chart("Line chart: expected tokens per target pass against alpha, one line per γ, your setting marked");
     const note = el("p", "sd-pg-caption");
@@ -27,11 +25,11 @@ export default {
       const s = result.settings;
       if (s) note.textContent = `Marked: draft quality ${s.quality}, γ = ${s.gamma}. The star sits at the α this pair behaves like (the α whose formula gives its exact expected tokens per pass).`;
     };
-    // Results that arrive once Python is ready come from live calls: the widget is live (the tests' data-sd-live).
-    ctx.on(document, EVENT, (event) => {
-      paint({ figures: { takeaway: event.detail.figure }, settings: event.detail.settings });
-      if (ctx.el.closest("body") && document.querySelector('[data-sd-status="ready"]')) ctx.markLive();
-    });
+    // A result from a live call makes this widget live too (the tests' data-sd-live).
+    followPlayground(({ figure, settings, live }) => {
+      paint({ figures: { takeaway: figure }, settings });
+      if (live) ctx.markLive();
+    }, ctx.signal);
     return { paint };
   },
 };

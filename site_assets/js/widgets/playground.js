@@ -15,12 +15,27 @@
 import { el } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
-const EVENT = "sd-playground"; // document event carrying each result to the takeaway widget (playground-takeaway.js)
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
 const SHOWN_ROUNDS = 24; // rounds in the token stream
 
 const fmt = (digits) => (v) => (typeof v === "number" ? v.toFixed(digits) : "—");
 const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
+
+// The takeaway widget (playground-takeaway.js) follows the Playground's results: it gets the latest at once and
+// every later one, until its signal aborts.
+const followers = new Set();
+let lastTakeaway = null;
+
+export function followPlayground(follower, signal) {
+  followers.add(follower);
+  signal.addEventListener("abort", () => followers.delete(follower), { once: true });
+  if (lastTakeaway) follower(lastTakeaway);
+}
+
+function publish(detail) {
+  lastTakeaway = detail;
+  for (const follower of followers) follower(detail);
+}
 
 function qualityText(v) {
   if (v <= 0.05) return `${v.toFixed(2)} · random guesser`;
@@ -235,7 +250,7 @@ function view(ctx) {
     const steps = [
       () => draw(acceptedChart, latest.figures.accepted),
       () => draw(windowChart, latest.figures.window),
-      () => document.dispatchEvent(new CustomEvent(EVENT, { detail: { figure: latest.figures.takeaway, settings: latest.settings } })),
+      () => publish({ figure: latest.figures.takeaway, settings: latest.settings, live: Boolean(root.dataset.sdLive) }),
     ];
     const next = () => {
       if (ctx.signal.aborted) return;
@@ -365,6 +380,7 @@ function view(ctx) {
     cleanup() {
       task?.stop();
       clearTimeout(frame);
+      lastTakeaway = null; // it belonged to this page's Playground
     },
   };
 }
