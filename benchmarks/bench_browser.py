@@ -202,7 +202,8 @@ def startup(browser: Browser, url: str) -> dict[str, float | None]:
     with fresh_page(browser) as page:
         page.goto(url)
         page.wait_for_function(
-            "window.__sdBench.ready !== null && (window.__sdBench.firstChart !== null || !window.SDLab)", timeout=BOOT_MS
+            "window.__sdBench.ready !== null && (window.__sdBench.firstChart !== null || !window.SDLab)",
+            timeout=BOOT_MS,
         )
         marks: dict[str, float | None] = page.evaluate("window.__sdBench")
     return marks

@@ -44,8 +44,9 @@ def metric(page: Any, name: str) -> Any:
 def open_live(page: Any, query: str = "") -> Any:
     page.goto("playground/" + query)
     widget = page.locator(WIDGET)
-    # The build-time figure paints first: a sketch until Plotly has loaded.
-    expect(widget.locator(".sd-chart :is(svg.sd-sketch, .main-svg)").first).to_be_visible()
+    # The build-time figure paints first (a sketch until Plotly has loaded), unless the URL asks for other settings:
+    # then the widget says what it is computing.
+    expect(widget.locator(".sd-chart :is(svg.sd-sketch, .main-svg), .sd-pending").first).to_be_visible()
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=60_000)
     expect(page.locator("[data-sd-status]")).to_have_text(READY)
     expect(widget).to_have_attribute("data-sd-live", "true")

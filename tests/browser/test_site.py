@@ -29,6 +29,8 @@ BOOT_MS = 60_000
 NOT_BUILT = "(site not built)"
 # How Chromium logs a file that server.block() refused.
 BLOCKED_503 = r"^\[error\] Failed to load resource: the server responded with a status of 503"
+# Every error the page shows in a banner it also logs, prefixed so: a test that provokes one allows it by its text.
+LAB_ERROR = r"^\[error\] \[lab\] "
 
 
 # --- discovery ----------------------------------------------------------------------------------------------
@@ -122,7 +124,8 @@ def follow_nav_link(page: Any, server: SiteServer, path: str) -> None:
             document.querySelectorAll('[data-sd-test-link]').forEach(a => a.removeAttribute('data-sd-test-link'));
             const links = [...document.querySelectorAll('a[href]')].filter(a =>
                 a.href.split('#')[0] === target && a.checkVisibility() && a.getBoundingClientRect().width > 0);
-            const nav = links.find(a => a.closest('.md-tabs, .md-nav--primary')) || links[0];
+            const nav = links.find(a => a.closest('.md-tabs, .md-nav--primary'))
+                || links.find(a => !a.hash) || links[0];
             if (!nav) return false;
             nav.setAttribute('data-sd-test-link', '');
             return true;
@@ -133,7 +136,7 @@ def follow_nav_link(page: Any, server: SiteServer, path: str) -> None:
     # The old page's widgets are marked: the new page is in place once none of them is left in the document.
     page.evaluate("() => document.querySelectorAll('.sd-widget').forEach(w => w.setAttribute('data-sd-old', ''))")
     page.locator("[data-sd-test-link]").click()
-    expect(page).to_have_url(re.compile(re.escape(target) + r"(\?.*)?$"))
+    expect(page).to_have_url(re.compile(re.escape(target) + r"(\?[^#]*)?(#.*)?$"))
     expect(page.locator("[data-sd-old]")).to_have_count(0)
     expect(page.locator(".md-content .sd-widget[data-widget]")).to_have_count(len(build_time_figures(path)))
 
@@ -291,6 +294,7 @@ def test_a_page_loads_its_own_widgets_and_imports_the_rest_after_navigation(
     assert requested == home, requested
 
     browser_log.allow(BLOCKED_503)
+    browser_log.allow(LAB_ERROR + "This widget failed to load")  # the page reports what its banner shows
     server.block(f"js/widgets/{name}.js")
     try:
         follow_nav_link(page, server, path)
@@ -313,6 +317,7 @@ def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
     path = WIDGET_PAGES[0]
     # The one error expected: Chromium logs the 503 for the blocked file. Pyodide's own report is a warning.
     browser_log.allow(BLOCKED_503)
+    browser_log.allow(LAB_ERROR + r"Python failed to start \(runtime\): the Python runtime \(pyodide\.asm\.wasm\)")
     server.block("pyodide.asm.wasm")
     try:
         open_page(page, server, path)
@@ -502,6 +507,7 @@ def test_build_time_figures_paint_without_python(page: Any, server: SiteServer, 
     """With the worker unable to start, every widget still shows the chart the build rendered for it: first as a
     sketch, then drawn by Plotly (it loads once start-up has ended, however it ended)."""
     browser_log.allow(BLOCKED_503)
+    browser_log.allow(LAB_ERROR + r"Python failed to start \(runtime\)")
     server.block("js/runtime/worker.js")
     try:
         open_page(page, server, path)
@@ -519,6 +525,7 @@ def test_without_plotly_the_charts_stay_sketches_and_the_page_says_so(
     """If Plotly cannot load, the widgets still work: live results are sketched, and a banner says why the charts
     are static."""
     browser_log.allow(BLOCKED_503)
+    browser_log.allow(LAB_ERROR + "Interactive charts unavailable: Plotly failed to load")
     server.block("vendor/plotly-cartesian.min.js", "vendor/plotly-gl3d.min.js")
     try:
         open_page(page, server, path)
@@ -601,7 +608,7 @@ def test_a_worker_that_fails_after_ready_turns_the_status_to_error_and_retry_rec
     """After ready, a worker that errors (a crash) or stops answering (a dead worker: its call times out) turns the
     status to error with a Retry banner; calls waiting on it are rejected, never left hanging; Retry starts a new
     worker and every widget goes live again."""
-    browser_log.allow(r"^\[error\] \[lab\] The Python worker stopped")
+    browser_log.allow(LAB_ERROR + "The Python worker stopped")
     open_page(page, server, "bonus/")
     expect_ready(page)
     expect_widgets_live(page)
@@ -611,8 +618,10 @@ def test_a_worker_that_fails_after_ready_turns_the_status_to_error_and_retry_rec
     # An error event from the worker while a call is pending (both in one task: the call cannot be answered first).
     page.evaluate(
         """() => {
-            window.__sdCall = SDLab.call("runtime.info", {}).then(() => "answered", (e) => `rejected: ${e.message}`);
-            SDLab.worker().dispatchEvent(new ErrorEvent("error", { message: "the worker crashed (test)", cancelable: true }));
+            window.__sdCall = SDLab.call("runtime.info", {})
+                .then(() => "answered", (e) => `rejected: ${e.message}`);
+            const crash = new ErrorEvent("error", { message: "the worker crashed (test)", cancelable: true });
+            SDLab.worker().dispatchEvent(crash);
         }"""
     )
     expect(status).to_have_attribute("data-sd-status", "error")
@@ -626,7 +635,8 @@ def test_a_worker_that_fails_after_ready_turns_the_status_to_error_and_retry_rec
     # A worker that dies silently: the next call times out, and the page says so instead of waiting forever.
     page.evaluate("() => SDLab.worker().terminate()")
     outcome = page.evaluate(
-        "() => SDLab.call('runtime.info', {}, { timeout: 1000 }).then(() => 'answered', (e) => `rejected: ${e.message}`)"
+        "() => SDLab.call('runtime.info', {}, { timeout: 1000 })"
+        ".then(() => 'answered', (e) => `rejected: ${e.message}`)"
     )
     assert outcome == "rejected: the Python worker did not answer runtime.info within 1 s", outcome
     expect(status).to_have_attribute("data-sd-status", "error")

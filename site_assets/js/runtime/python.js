@@ -108,8 +108,8 @@ export const python = {
     const where = error.phase ? `Python failed to start (${error.phase})` : "the Python worker stopped";
     this.set("error", `Error: ${where}`);
     this.settle.reject(error);
-    this.ready = Promise.reject(error);
-    this.ready.catch(() => {});
+    this.ready = Promise.reject(error); // calls from now on fail at once (call() awaits it)
+    this.ready.catch(() => {}); // the failure itself is reported once, through the status and its banner
     for (const waiter of this.pending.values()) {
       clearTimeout(waiter.timer);
       waiter.reject(error);

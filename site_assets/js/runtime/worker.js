@@ -55,10 +55,12 @@ async function fetchOk(url, init) {
 // phase is checked here: one that failed fails the phase at once, naming the file.
 function watchRuntimeFetches(fail) {
   const original = self.fetch;
+  const runtime = new URL("vendor/pyodide/", SITE).href;
   self.fetch = async (input, init) => {
     const response = await original(input, init);
-    if (!response.ok) {
-      const file = new URL(String(input?.url ?? input), SITE).pathname.split("/").pop();
+    const url = new URL(String(input?.url ?? input), SITE);
+    if (!response.ok && url.href.startsWith(runtime)) {
+      const file = url.pathname.split("/").pop();
       fail(new Error(`the Python runtime (${file}) failed to load: ${response.status} ${response.statusText}`));
     }
     return response;
