@@ -51,10 +51,11 @@ serve: site
 	@echo "Serving the lab at http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
 	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory site
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/ruff check specdec_core tests benchmarks site_assets
 	$(VENV)/bin/ruff format --check specdec_core site_assets
 	$(VENV)/bin/mypy --strict specdec_core site_assets/prebuild.py
+	node_modules/.bin/eslint site_assets benchmarks tests
 
 test-native: $(VENV)/.installed
 	$(PY) -m pytest -q tests specdec_core

@@ -81,11 +81,10 @@ VENDOR: tuple[tuple[str, str, str | None], ...] = (
     ("pyodide/pyodide.asm.wasm", "vendor/pyodide/pyodide.asm.wasm", "*"),
     ("pyodide/python_stdlib.zip", "vendor/pyodide/python_stdlib.zip", "*"),
     ("pyodide/pyodide-lock.json", "vendor/pyodide/pyodide-lock.json", "*"),
-    # Plotly: the full bundle the pages load today, and the partial bundles for pages that need less: cartesian
-    # (2D traces, heatmaps included) and gl3d (3D). Set a partial bundle's offline glob to "*" once a page loads it.
-    ("plotly.js-dist-min/plotly.min.js", "vendor/plotly.min.js", "*"),
-    ("plotly.js-cartesian-dist-min/plotly-cartesian.min.js", "vendor/plotly-cartesian.min.js", None),
-    ("plotly.js-gl3d-dist-min/plotly-gl3d.min.js", "vendor/plotly-gl3d.min.js", None),
+    # Plotly's partial bundles (js/runtime/charts.js picks one per figure): cartesian for 2D traces (heatmaps
+    # included), gl3d for the home page's 3D lab.
+    ("plotly.js-cartesian-dist-min/plotly-cartesian.min.js", "vendor/plotly-cartesian.min.js", "*"),
+    ("plotly.js-gl3d-dist-min/plotly-gl3d.min.js", "vendor/plotly-gl3d.min.js", "*"),
     # KaTeX: every browser that runs service workers reads the woff2 fonts, so only those are cached
     ("katex/dist/katex.min.js", "vendor/katex/katex.min.js", "*"),
     ("katex/dist/katex.min.css", "vendor/katex/katex.min.css", "*"),
@@ -409,18 +408,45 @@ def initial_result(widget: Placeholder) -> str | None:
 WIDGET_MODULES = "widget-modules.html"
 
 
+STATIC_IMPORT = re.compile(r'^import\b[^;]*?\bfrom\s+"(\.{1,2}/[^"]+)";', re.MULTILINE)
+
+
+def static_imports(module: str) -> list[str]:
+    """Site paths of the modules ``module`` (a site path under js/) imports statically, recursively."""
+    found: list[str] = []
+    todo = [module]
+    while todo:
+        current = Path(todo.pop())
+        source = ASSETS / current
+        for spec in STATIC_IMPORT.findall(source.read_text("utf-8")) if source.exists() else []:
+            target = os.path.normpath(current.parent / spec).replace(os.sep, "/")
+            if target not in found:
+                found.append(target)
+                todo.append(target)
+    return found
+
+
+def _preload(path: str) -> str:
+    return "<link rel=\"modulepreload\" href=\"{{ '" + path + "' | url }}\">"
+
+
 def widget_modules(names: Iterable[str]) -> Path:
     """site_assets/overrides/widget-modules.html: the template lists, on each page, a module script for each widget
-    the page holds. It tests the rendered content for each known name (``in`` and ``~`` work in both builders'
-    template engines; Zensical's has no ``split``), and ``url`` makes the path relative to the page."""
-    listed = json.dumps(sorted(names))
-    text = (
-        "{#- Written by site_assets/prebuild.py from site_assets/js/widgets/: do not edit. -#}\n"
-        "{% if page and page.content %}{% for name in " + listed + " %}"
-        "{% if ('data-widget=\"' ~ name ~ '\"') in page.content %}"
-        "<script type=\"module\" src=\"{{ ('js/widgets/' ~ name ~ '.js') | url }}\"></script>"
-        "{% endif %}{% endfor %}{% endif %}\n"
-    )
+    the page holds, and ``modulepreload`` hints for the modules lab.js and those widgets import (without them the
+    browser finds each import only after fetching its importer, one round trip per level). It tests the rendered
+    content for each known name (``in`` and ``~`` work in both builders' template engines; Zensical's has no
+    ``split``), and ``url`` makes the path relative to the page."""
+    common = static_imports("js/lab.js")
+    text = "{#- Written by site_assets/prebuild.py from site_assets/js/widgets/: do not edit. -#}\n"
+    text += "".join(_preload(path) for path in common)
+    text += "{% if page and page.content %}"
+    for name in sorted(names):
+        module = f"js/widgets/{name}.js"
+        extra = [path for path in static_imports(module) if path not in common]
+        text += "{% if 'data-widget=\"" + name + "\"' in page.content %}"
+        text += "".join(_preload(path) for path in extra)
+        text += "<script type=\"module\" src=\"{{ '" + module + "' | url }}\"></script>{% endif %}"
+    text += "{% endif %}\n"
     out = ASSETS / "overrides" / WIDGET_MODULES
     if not out.exists() or out.read_text("utf-8") != text:
         out.write_text(text, encoding="utf-8")

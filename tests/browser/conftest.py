@@ -287,8 +287,21 @@ def page(context: Any, browser_log: BrowserLog, request: pytest.FixtureRequest) 
 
 
 def expect_plotly(page: Any) -> None:
-    """Plotly has loaded (after Python's start-up) and redrawn every chart the page had sketched."""
+    """Plotly (a partial bundle, js/runtime/charts.js) has loaded: every chart on the page is drawn by it."""
     expect(page.locator("html")).to_have_attribute("data-sd-charts", "plotly", timeout=CHARTS_MS)
+
+
+def renders(chart: Any) -> int:
+    """How many times Plotly has drawn ``chart`` (a locator of one .sd-chart)."""
+    return int(chart.get_attribute("data-sd-renders") or 0)
+
+
+def wait_for_renders(chart: Any, before: int) -> None:
+    """Wait until ``chart`` has been drawn again after it counted ``before`` draws: a redraw lands after the metrics
+    of the same result, so a one-shot comparison right after waiting for a metric would race it."""
+    chart.page.wait_for_function(
+        "([el, n]) => Number(el.dataset.sdRenders || 0) > n", arg=[chart.element_handle(), before], timeout=CHARTS_MS
+    )
 
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"

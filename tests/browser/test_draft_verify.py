@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, switch_scheme
+from conftest import axe_violations, expect_plotly, renders, switch_scheme, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -42,10 +42,6 @@ def metric(widget: Any, name: str) -> Any:
     return widget.locator(f'[data-metric="{name}"]')
 
 
-def renders(chart: Any) -> int:
-    return int(chart.get_attribute("data-sd-renders") or 0)
-
-
 # --- Draft ------------------------------------------------------------------------------------------------------
 
 
@@ -72,7 +68,7 @@ def test_draft_step_drafts_the_next_seeds_words(page: Any) -> None:
     expect(metric(widget, "all-accepted-prob")).to_have_attribute(
         "data-value", str(step["metrics"]["all-accepted-prob"])
     )
-    assert renders(chart) > before
+    wait_for_renders(chart, before)
     expect(page).to_have_url(re.compile(r"seed=13"))
 
 
@@ -89,7 +85,7 @@ def test_draft_gamma_slider_changes_the_figure_and_metrics(page: Any) -> None:
     expected = native("draft.ngram", gamma=6)["metrics"]
     expect(metric(widget, "alpha-to-gamma")).to_have_attribute("data-value", str(expected["alpha-to-gamma"]))
     expect(widget.locator(".sd-token--drafted")).to_have_count(6)
-    assert renders(chart) > before
+    wait_for_renders(chart, before)
     # Six panels, one per drafted word.
     assert chart.locator(".annotation").count() == 6
 
@@ -121,7 +117,7 @@ def test_draft_risk_chart_follows_its_sliders(page: Any) -> None:
     expected = json.loads(web.call("draft.risk", json.dumps({"alpha": 0.8, "cost": 0.5})))["metrics"]
     expect(metric(widget, "optimal-gamma")).to_have_attribute("data-value", str(expected["optimal-gamma"]))
     expect(metric(widget, "speedup")).to_have_attribute("data-value", str(expected["speedup"]))
-    assert renders(chart) > before
+    wait_for_renders(chart, before)
 
 
 # --- Verify -----------------------------------------------------------------------------------------------------
@@ -141,13 +137,18 @@ def test_verify_round_shows_the_packages_decisions(page: Any) -> None:
         )
         rows = widget.locator(".sd-dv-table tbody tr")
         expect(rows).to_have_count(5)  # gamma + 1 rows from one target pass
-        outcomes = [p["outcome"] for p in result["positions"]]
-        for row, outcome in zip(rows.all(), outcomes, strict=False):
-            expect(row).to_have_attribute("data-outcome", outcome)
-        # Each verdict on the page agrees with u against min(1, p/q), as the package decided it.
-        for pos in result["positions"]:
-            if pos["u"] is not None:
-                assert (pos["u"] < pos["threshold"]) == (pos["outcome"] == "accepted")
+        # Row by row, the page shows the package's u, threshold and verdict (columns: row, q, p, min(1, p/q), u,
+        # verdict), and each verdict it shows follows from the u and threshold it shows: accepted iff u < min(1, p/q).
+        for row, pos in zip(rows.all()[:4], result["positions"], strict=True):
+            expect(row).to_have_attribute("data-outcome", pos["outcome"])
+            cells = row.locator("td").all_inner_texts()
+            if pos["u"] is None:
+                assert cells[4] == "\N{EM DASH}" and pos["outcome"] == "discarded", cells
+                continue
+            assert cells[4] == f"{pos['u']:.3f}", cells
+            shown_u, shown_threshold = float(cells[4]), float(cells[3])
+            if abs(shown_u - shown_threshold) > 1e-3:  # both shown to 3 decimals: a closer pair could round across
+                assert (shown_u < shown_threshold) == (cells[5] == "accepted"), cells
         expect(widget.locator(".sd-dv-status")).to_contain_text(f"accepted {result['metrics']['accepted']}")
         expect(widget.locator(f".sd-token--{result['final']['kind']}")).to_have_text(
             re.compile(re.escape(result["final"]["word"]))
@@ -178,7 +179,7 @@ def test_verify_temperature_changes_the_figure_and_metrics(page: Any) -> None:
         slider.press("ArrowRight")  # 0.8 -> 1.0
     expected = native("verify.ngram", temperature=1.0)["metrics"]
     expect(metric(widget, "beta")).to_have_attribute("data-value", str(expected["beta"]))
-    assert renders(chart) > before
+    wait_for_renders(chart, before)
 
 
 def test_acceptance_rates_widget_follows_alpha(page: Any) -> None:

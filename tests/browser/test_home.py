@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, switch_scheme
+from conftest import axe_violations, expect_plotly, renders, switch_scheme, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -97,7 +97,7 @@ def test_alpha_slider_changes_the_figure_and_the_metrics(page: Any) -> None:
     lab = open_home(page)
     chart = lab.locator(".sd-chart")
     expect_metrics(lab, native()["metrics"])
-    renders = int(chart.get_attribute("data-sd-renders") or 0)
+    drawn = renders(chart)
     before = page.evaluate("() => JSON.stringify(document.querySelector('.sd-lab3d .sd-chart').data)")
 
     slider = lab.get_by_label("Agreement rate \u03b1")
@@ -105,7 +105,7 @@ def test_alpha_slider_changes_the_figure_and_the_metrics(page: Any) -> None:
     for _ in range(30):
         slider.press("ArrowLeft")  # 0.80 -> 0.50, one step of 0.01 at a time
     expect_metrics(lab, native(alpha=0.5)["metrics"])
-    assert int(chart.get_attribute("data-sd-renders") or 0) > renders
+    wait_for_renders(chart, drawn)
     after = page.evaluate("() => JSON.stringify(document.querySelector('.sd-lab3d .sd-chart').data)")
     assert after != before
     expect(page).to_have_url(re.compile(r"[?&]alpha=0\.5(&|$)"))

@@ -29,6 +29,8 @@ BOOT_MS = 60_000
 NOT_BUILT = "(site not built)"
 # How Chromium logs a file that server.block() refused.
 BLOCKED_503 = r"^\[error\] Failed to load resource: the server responded with a status of 503"
+# Every error the page shows in a banner it also logs, prefixed so: a test that provokes one allows it by its text.
+LAB_ERROR = r"^\[error\] \[lab\] "
 
 
 # --- discovery ----------------------------------------------------------------------------------------------
@@ -122,7 +124,8 @@ def follow_nav_link(page: Any, server: SiteServer, path: str) -> None:
             document.querySelectorAll('[data-sd-test-link]').forEach(a => a.removeAttribute('data-sd-test-link'));
             const links = [...document.querySelectorAll('a[href]')].filter(a =>
                 a.href.split('#')[0] === target && a.checkVisibility() && a.getBoundingClientRect().width > 0);
-            const nav = links.find(a => a.closest('.md-tabs, .md-nav--primary')) || links[0];
+            const nav = links.find(a => a.closest('.md-tabs, .md-nav--primary'))
+                || links.find(a => !a.hash) || links[0];
             if (!nav) return false;
             nav.setAttribute('data-sd-test-link', '');
             return true;
@@ -293,6 +296,7 @@ def test_a_page_loads_its_own_widgets_and_imports_the_rest_after_navigation(
     assert requested == home, requested
 
     browser_log.allow(BLOCKED_503)
+    browser_log.allow(LAB_ERROR + "This widget failed to load")  # the page reports what its banner shows
     server.block(f"js/widgets/{name}.js")
     try:
         follow_nav_link(page, server, path)
@@ -316,6 +320,7 @@ def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
     path = WIDGET_PAGES[0]
     # The one error expected: Chromium logs the 503 for the blocked file. Pyodide's own report is a warning.
     browser_log.allow(BLOCKED_503)
+    browser_log.allow(LAB_ERROR + r"Python failed to start \(runtime\): the Python runtime \(pyodide\.asm\.wasm\)")
     server.block("pyodide.asm.wasm")
     try:
         open_page(page, server, path)
@@ -335,9 +340,47 @@ def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
     expect(page.locator(".sd-error")).to_have_count(0)
 
 
-# Text colour of every drawn chart (a chart that waits for a button press has no layout yet: null).
+# Widgets whose controls read gamma from the URL, and whose build-time result is for gamma = 4.
+GAMMA_FROM_URL = [
+    ("bonus/", "bonus-sim"),
+    ("playground/", "playground"),
+    ("tuning/", "tuning-calculator"),
+    ("draft/", "draft"),
+    ("verify/", "verify"),
+]
+
+
+@pytest.mark.parametrize(("path", "name"), GAMMA_FROM_URL, ids=[p for p, _ in GAMMA_FROM_URL])
+def test_first_paint_honours_the_url_and_never_shows_stale_numbers(
+    page: Any, server: SiteServer, path: str, name: str
+) -> None:
+    """With ?gamma=8 the build-time result (gamma = 4) answers another question: while Python boots the widget
+    says what it is computing and shows no number and no chart; once Python answers, the numbers are gamma = 8's."""
+    server.hold("pyodide.asm.wasm")
+    try:
+        open_page(page, server, f"{path}?gamma=8")
+        widget = page.locator(f'.md-content .sd-widget[data-widget="{name}"]').first
+        expect(widget.get_by_label("Speculation length \N{GREEK SMALL LETTER GAMMA}", exact=False).first).to_have_value(
+            "8"
+        )
+        expect(widget.locator(".sd-pending")).to_contain_text("Computing for \N{GREEK SMALL LETTER GAMMA} = 8")
+        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
+        assert widget.locator("[data-metric][data-value]").count() == 0
+        assert widget.locator(".sd-chart .main-svg").count() == 0
+    finally:
+        server.release()
+    expect_ready(page)
+    expect(widget).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    expect(widget.locator(".sd-pending")).to_have_count(0)
+    expect(widget.locator("[data-metric][data-value]").first).to_be_attached()
+
+
+# Text colour of every chart Plotly drew; null for a chart with nothing to draw yet (it waits for a button press);
+# "not drawn by Plotly" for a chart that has a figure but no Plotly layout (a sketch, or nothing), which must fail.
+NOT_PLOTLY = "not drawn by Plotly"
 FONT_COLOURS = (
-    "() => [...document.querySelectorAll('.md-content .sd-chart')].map(c => c._fullLayout?.font?.color ?? null)"
+    "() => [...document.querySelectorAll('.md-content .sd-chart')].map(c => c.dataset.sdRenders"
+    f" ? (c._fullLayout?.font?.color ?? '{NOT_PLOTLY}') : null)"
 )
 
 
@@ -349,11 +392,14 @@ def test_theme_toggle_restyles_every_chart(page: Any, server: SiteServer, path: 
     expect_widgets_live(page)
     light: list[str | None] = page.evaluate(FONT_COLOURS)
     assert any(light), f"the build drew charts on this page, but none is drawn now: {light}"
+    assert NOT_PLOTLY not in light, light
 
     toggle_palette(page)
     expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
     page.wait_for_function(
-        f"light => ({FONT_COLOURS})().every((colour, i) => light[i] === null || colour !== light[i])", arg=light
+        f"light => ({FONT_COLOURS})().every((colour, i) => light[i] === null || (colour !== light[i]"
+        f" && colour !== '{NOT_PLOTLY}'))",
+        arg=light,
     )
 
     toggle_palette(page)
@@ -401,14 +447,14 @@ def expect_build_time_charts(page: Any, path: str, drawn_by: str) -> None:
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_build_time_figures_are_sketched_before_python_and_plotly(page: Any, server: SiteServer, path: str) -> None:
     """While Pyodide boots, Plotly is not loaded (it would compete with the boot) and every chart is a sketch of
-    its build-time figure; once Python is ready, Plotly loads and redraws each one."""
+    its build-time figure; once Python is ready, Plotly's partial bundle loads and redraws each one."""
     server.hold("pyodide.asm.wasm")  # the runtime's download waits: the page stays in its booting state
     try:
         open_page(page, server, path)
         expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
         expect_build_time_charts(page, path, "sketch")
         expect(page.locator("html")).to_have_attribute("data-sd-charts", "sketch")
-        assert page.evaluate("typeof window.Plotly") == "undefined"
+        expect(page.locator(".md-content .sd-chart .main-svg")).to_have_count(0)  # Plotly has drawn nothing
         # Patterns and gradients are referenced by url(#id), which resolves page-wide: every id is unique.
         repeated = page.evaluate(
             "() => { const ids = [...document.querySelectorAll('svg.sd-sketch [id]')].map((e) => e.id);"
@@ -467,7 +513,8 @@ def test_build_time_figures_paint_without_python(page: Any, server: SiteServer, 
     """With the worker unable to start, every widget still shows the chart the build rendered for it: first as a
     sketch, then drawn by Plotly (it loads once start-up has ended, however it ended)."""
     browser_log.allow(BLOCKED_503)
-    server.block("js/worker.js")
+    browser_log.allow(LAB_ERROR + r"Python failed to start \(runtime\)")
+    server.block("js/runtime/worker.js")
     try:
         open_page(page, server, path)
         expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "error", timeout=BOOT_MS)
@@ -485,7 +532,8 @@ def test_without_plotly_the_charts_stay_sketches_and_the_page_says_so(
     """If Plotly cannot load, the widgets still work: live results are sketched, and a banner says why the charts
     are static."""
     browser_log.allow(BLOCKED_503)
-    server.block("vendor/plotly.min.js")
+    browser_log.allow(LAB_ERROR + "Interactive charts unavailable: Plotly failed to load")
+    server.block("vendor/plotly-cartesian.min.js", "vendor/plotly-gl3d.min.js")
     try:
         open_page(page, server, path)
         expect_ready(page)
@@ -508,7 +556,8 @@ MAX_TABS_PER_WIDGET = 60
 
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_every_slider_is_reachable_by_tab_and_moves_with_arrows(page: Any, server: SiteServer, path: str) -> None:
-    """Tab from the start of each widget reaches each of its visible sliders; an arrow key then changes its value."""
+    """Tab from the start of each widget reaches each of its visible sliders; an arrow key then changes the value the
+    widget shows beside it and, for a slider that feeds Python, the widget paints a new result."""
     open_page(page, server, path)
     expect_ready(page)
     expect_widgets_live(page)
@@ -541,11 +590,172 @@ def test_every_slider_is_reachable_by_tab_and_moves_with_arrows(page: Any, serve
         missing = [sliders.nth(i).get_attribute("id") for i in range(count) if str(i) not in reached]
         assert not missing, f"{widget.get_attribute('data-widget')}: sliders that Tab does not reach: {missing}"
 
+        # The arrow key moves the slider (Chromium's part); the widget's part is what follows: the value beside the
+        # slider says the new value (also to screen readers), and a slider that feeds Python gets a new result.
         for i in range(count):
             slider = sliders.nth(i)
-            before = slider.input_value()
+            shown = page.locator(f"output[for='{slider.get_attribute('id')}']")
+            before = shown.text_content()
+            paints = int(widget.get_attribute("data-sd-paints") or 0)
             at_max = slider.evaluate("el => Number(el.value) >= Number(el.max)")
             slider.focus()
             page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
-            expect(slider).not_to_have_value(before)
+            expect(shown).not_to_have_text(before or "")
+            expect(slider).to_have_attribute("aria-valuetext", shown.text_content() or "")
+            if slider.get_attribute("data-sd-refresh") is not None:
+                page.wait_for_function(
+                    "([el, n]) => Number(el.dataset.sdPaints || 0) > n", arg=[widget.element_handle(), paints]
+                )
             slider.evaluate("el => el.removeAttribute('data-sd-test-slider')")
+
+
+def test_a_worker_that_fails_after_ready_turns_the_status_to_error_and_retry_recovers(
+    page: Any, server: SiteServer, browser_log: Any
+) -> None:
+    """After ready, a worker that errors (a crash) or stops answering (a dead worker: its call times out) turns the
+    status to error with a Retry banner; calls waiting on it are rejected, never left hanging; Retry starts a new
+    worker and every widget goes live again."""
+    browser_log.allow(LAB_ERROR + "The Python worker stopped")
+    open_page(page, server, "bonus/")
+    expect_ready(page)
+    expect_widgets_live(page)
+    status = page.locator("[data-sd-status]")
+    alert = page.locator(".md-content__inner > .sd-error[role=alert]")
+
+    # An error event from the worker while a call is pending (both in one task: the call cannot be answered first).
+    page.evaluate(
+        """() => {
+            window.__sdCall = SDLab.call("runtime.info", {})
+                .then(() => "answered", (e) => `rejected: ${e.message}`);
+            const crash = new ErrorEvent("error", { message: "the worker crashed (test)", cancelable: true });
+            SDLab.worker().dispatchEvent(crash);
+        }"""
+    )
+    expect(status).to_have_attribute("data-sd-status", "error")
+    expect(alert).to_contain_text("the worker crashed (test)")
+    assert page.evaluate("window.__sdCall") == "rejected: the worker crashed (test)"
+    alert.get_by_role("button", name="Retry").click()
+    expect_ready(page)
+    expect_widgets_live(page)
+    expect(page.locator(".sd-error")).to_have_count(0)
+
+    # A worker that dies silently: the next call times out, and the page says so instead of waiting forever.
+    page.evaluate("() => SDLab.worker().terminate()")
+    outcome = page.evaluate(
+        "() => SDLab.call('runtime.info', {}, { timeout: 1000 })"
+        ".then(() => 'answered', (e) => `rejected: ${e.message}`)"
+    )
+    assert outcome == "rejected: the Python worker did not answer runtime.info within 1 s", outcome
+    expect(status).to_have_attribute("data-sd-status", "error")
+    alert.get_by_role("button", name="Retry").click()
+    expect_ready(page)
+    expect_widgets_live(page)
+
+
+# Runs before any page script: counts the window's event listeners that are still attached (a listener added with
+# an AbortSignal leaves when it aborts; `once` listeners are left out: they go when they fire) and keeps every WebGL
+# context a canvas hands out, so a test can count those not lost.
+LEAK_PROBE = """(() => {
+  const listeners = new Set();
+  const add = EventTarget.prototype.addEventListener;
+  const remove = EventTarget.prototype.removeEventListener;
+  const key = (type, fn, options) => `${type} ${typeof options === "boolean" ? options : Boolean(options?.capture)}`;
+  const ids = new WeakMap();
+  let next = 0;
+  const id = (fn) => (ids.has(fn) ? ids.get(fn) : (ids.set(fn, ++next), next));
+  EventTarget.prototype.addEventListener = function (type, fn, options) {
+    if (this === window && fn && !(typeof options === "object" && options?.once)) {
+      const k = `${key(type, fn, options)} ${id(fn)}`;
+      listeners.add(k);
+      options?.signal?.addEventListener?.("abort", () => listeners.delete(k));
+    }
+    return add.call(this, type, fn, options);
+  };
+  EventTarget.prototype.removeEventListener = function (type, fn, options) {
+    if (this === window && fn) listeners.delete(`${key(type, fn, options)} ${id(fn)}`);
+    return remove.call(this, type, fn, options);
+  };
+  const contexts = [];
+  const getContext = HTMLCanvasElement.prototype.getContext;
+  HTMLCanvasElement.prototype.getContext = function (type, ...rest) {
+    const gl = getContext.call(this, type, ...rest);
+    if (gl && /webgl/.test(type) && !contexts.includes(gl)) contexts.push(gl);
+    return gl;
+  };
+  window.__sdLeaks = () => ({
+    windowListeners: listeners.size,
+    webglContexts: contexts.filter((gl) => !gl.isContextLost()).length,
+    ...SDLab.debug(),
+  });
+})();"""
+
+
+def test_instant_navigation_back_and_forth_leaks_no_contexts_charts_or_listeners(page: Any, server: SiteServer) -> None:
+    """Ten instant navigations between Home (a WebGL scene) and the Playground (four charts): live WebGL contexts,
+    the chart and widget registries, and the window's listeners are the same after them as after the first."""
+    page.add_init_script(LEAK_PROBE)
+    open_page(page, server, "")
+    expect_ready(page)
+
+    def round_trip() -> None:
+        for path in ("playground/", ""):
+            follow_nav_link(page, server, path)
+            expect_widgets_live(page)
+            for chart in page.locator(".md-content .sd-chart:not([hidden])").all():
+                expect(chart).to_have_attribute("data-sd-engine", "plotly", timeout=BOOT_MS)
+
+    round_trip()
+    first = page.evaluate("window.__sdLeaks()")
+    assert first["webglContexts"] >= 1 and first["charts"] >= 1 and first["widgets"] == 1, first
+    for _ in range(5):
+        round_trip()
+    assert page.evaluate("window.__sdLeaks()") == first
+
+
+# Per chart on the page: what Plotly drew, and what sketch.js draws from the same figure at the same width.
+DRAWN_BOTH_WAYS = """async (base) => {
+  const { sketch } = await import(new URL("js/runtime/sketch.js", base).href);
+  const theme = { fg: "#000", grid: "#ccc", zero: "#999", font: "sans-serif", series: ["#1f77b4"] };
+  return [...document.querySelectorAll(".md-content .sd-chart")].filter((c) => c._fullLayout).map((c) => {
+    const box = document.createElement("div");
+    const svg = sketch(box, structuredClone(c._sdFigure), theme, c.clientWidth);
+    const layout = c._fullLayout;
+    const plotlyRanges = {};
+    for (const id of Object.keys(JSON.parse(svg.dataset.ranges))) {
+      const [name, letter] = id.startsWith("scene.") ? ["scene", id.slice(6)] : [null, id];
+      const axis = name ? layout.scene[`${letter}axis`] : layout[`${letter[0]}axis${letter.slice(1)}`];
+      plotlyRanges[id] = axis.range.map(Number);
+    }
+    return {
+      label: c.getAttribute("aria-label").slice(0, 60),
+      sketch: {
+        traces: Number(svg.dataset.traces),
+        ranges: JSON.parse(svg.dataset.ranges),
+        legend: [...svg.querySelectorAll(".sd-sketch-legend text")].map((t) => t.textContent),
+      },
+      plotly: {
+        traces: c._fullData.filter((t) => t.visible === true).length,
+        ranges: plotlyRanges,
+        legend: [...c.querySelectorAll(".legendtext")].map((t) => t.textContent),
+      },
+    };
+  });
+}"""
+
+
+@pytest.mark.parametrize("path", CHART_PAGES, ids=page_id)
+def test_the_sketch_draws_what_plotly_draws(page: Any, server: SiteServer, path: str) -> None:
+    """The static first paint (sketch.js) shows the same figure Plotly then draws: the same traces, the same legend
+    entries, and axis ranges within 2% of the axis span of Plotly's (its autorange pads a little differently)."""
+    open_page(page, server, path)
+    expect_ready(page)
+    expect_widgets_live(page)
+    drawn = page.evaluate(DRAWN_BOTH_WAYS, server.base)
+    assert drawn, "no chart drawn by Plotly on this page"
+    for chart in drawn:
+        sketch, plotly = chart["sketch"], chart["plotly"]
+        assert sketch["traces"] == plotly["traces"], chart
+        assert sketch["legend"] == plotly["legend"], chart
+        for axis, (lo, hi) in plotly["ranges"].items():
+            tolerance = 0.02 * abs(hi - lo)
+            assert sketch["ranges"][axis] == pytest.approx([lo, hi], abs=tolerance), (axis, chart)

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly
+from conftest import expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -42,13 +42,13 @@ def test_verify_page_paints_goes_live_and_survives_navigation(page: Any) -> None
     expect_plotly(page)
 
     # Keyboard moves the slider four steps (0 -> 0.2); the worker answers and the chart redraws.
-    renders = int(chart.get_attribute("data-sd-renders") or 0)
+    before = renders(chart)
     slider = widget.get_by_label("Draft blend toward the target")
     slider.focus()
     for _ in range(4):
         slider.press("ArrowRight")
     expect(beta).to_have_attribute("data-value", str(native_metric("beta", blend=0.2)))
-    assert int(chart.get_attribute("data-sd-renders") or 0) > renders
+    wait_for_renders(chart, before)
 
     # The theme toggle restyles the chart: the axis text takes the palette's foreground colour.
     tick = chart.locator(".xtick text").first

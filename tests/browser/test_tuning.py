@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly
+from conftest import expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
@@ -66,7 +66,7 @@ def test_calculator_goes_live_and_alpha_moves_figure_and_metrics(page: Any) -> N
     expect_metric(page, CALC, "speedup", theory.speedup(0.8, 4, 0.05))
     expect_metric(page, CALC, "optimal-gamma", theory.optimal_gamma(0.8, 0.05), tol=0)
     curve = page.locator(f"{CALC} .sd-chart").first
-    renders = int(curve.get_attribute("data-sd-renders") or 0)
+    before = renders(curve)
 
     # Ten keyboard steps of 0.01 take alpha from 0.80 to 0.70.
     slider = page.locator(CALC).get_by_label(ALPHA_LABEL, exact=True)
@@ -79,7 +79,7 @@ def test_calculator_goes_live_and_alpha_moves_figure_and_metrics(page: Any) -> N
     even = theory.break_even_alpha(4, 0.05)
     assert even is not None
     expect_metric(page, CALC, "break-even-alpha", even)
-    assert int(curve.get_attribute("data-sd-renders") or 0) > renders
+    wait_for_renders(curve, before)
     expect(page).to_have_url(re.compile(r"alpha=0\.7(&|$)"))
     expect(page.locator(f"{CALC} .sd-tuning-verdict")).to_contain_text("Speculation pays")
 

@@ -7,6 +7,9 @@
 //   <script type="application/json">{"handler": "correct.split", "args": {"preset": "worked", "temperature": 1, "shift": 0, "blend": 0}}</script>
 //   </div>
 
+import { el, fixed } from "../ui/controls.js";
+import { PARAMS } from "../ui/url.js";
+
 const PRESETS = [
   ["worked", "Our example"],
   ["disjoint", "Disjoint supports"],
@@ -16,169 +19,112 @@ const PRESETS = [
 const DEFAULTS = { temperature: 1, shift: 0, blend: 0 };
 const SAMPLES = 10_000;
 
-const fixed = (digits) => (v) => Number(v).toFixed(digits);
 
-SDLab.register("correct-split", {
-  mount(el, ctx) {
-    const args = { preset: "worked", ...DEFAULTS, ...(ctx.settings.args || {}) };
+const pValue = (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v));
+const PAIR = ["preset", "temperature", "shift", "blend"];
 
-    // Presets: a group of toggle buttons; the pressed one is the current starting pair.
-    const presets = document.createElement("div");
-    presets.className = "sd-cbe-presets";
-    presets.setAttribute("role", "group");
-    presets.setAttribute("aria-label", "Starting pair");
-    const presetButtons = new Map();
-    for (const [name, label] of PRESETS) {
-      const button = ctx.button(label, () => choose(name));
-      button.setAttribute("aria-pressed", String(name === args.preset));
-      presetButtons.set(name, button);
-      presets.append(button);
+export default (settings) => {
+  const args = { preset: "worked", ...DEFAULTS, ...settings.args };
+  return {
+    controls: [
+      { key: "preset", label: "Starting pair", kind: "choice", options: PRESETS, value: args.preset, className: "sd-cbe-presets", onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }) },
+      {
+        key: "temperature",
+        label: "Draft temperature",
+        min: 0.25,
+        max: 4,
+        step: 0.25,
+        value: args.temperature,
+        format: (v) => (v < 1 ? `${fixed(2)(v)} (sharper)` : v > 1 ? `${fixed(2)(v)} (flatter)` : "1 (as is)"),
+      },
+      { key: "shift", label: "Draft shift (tokens)", min: -2, max: 2, step: 1, value: args.shift, format: (v) => (v > 0 ? `+${v}` : String(v)) },
+      { key: "blend", label: "Blend draft toward target", min: 0, max: 1, step: 0.05, value: args.blend, format: (v) => `${Math.round(v * 100)}%` },
+      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: 0, live: false }, // only Sample uses it
+    ],
+    args: (v) => Object.fromEntries(PAIR.map((key) => [key, v[key]])),
+    metrics: [
+      { name: "beta", label: "β = Σ min(p, q): P(a draft token is accepted)", format: fixed(3) },
+      { name: "reject-rate", label: "Rejection probability 1 − β", format: fixed(3) },
+      { name: "draft-tv", label: "TV(p, q) = 1 − β", format: fixed(3) },
+      { name: "identity-gap", label: "Largest |stack − p(x)|", format: (v) => (v === 0 ? "0 (exact)" : Number(v).toExponential(1)) },
+      { name: "tv-distance", label: "TV(emitted, p)", format: fixed(4) },
+      { name: "tv-noise", label: "Typical TV from noise alone", format: fixed(4) },
+      { name: "p-value", label: "χ² p-value", format: pValue },
+      { name: "correction-share", label: "Rounds ending in a correction", format: (v, m) => `${fixed(3)(v)} (theory ${fixed(3)(m["correction-share-theory"])})` },
+      { name: "exact", label: "Output = target?", format: (v) => (v ? "consistent ✓" : "rejected ✗") },
+    ],
+    view,
+  };
+};
+
+function view(ctx) {
+  const dists = ctx.chart("Grouped bar chart of the target p, the draft q, the accepted mass min(p, q) and the residual, per token");
+  const proof = ctx.chart(
+    "Stacked bar chart per token: the mass emitted through an accepted draft, min(p, q), stacked on the mass emitted through a correction, (1 − β) times the residual; a marker shows p(x) at the top of each stack",
+  );
+  const splitTiles = ctx.tiles(["beta", "reject-rate", "draft-tv", "identity-gap"]);
+  const sampleTiles = ctx.tiles(["tv-distance", "tv-noise", "p-value", "correction-share", "exact"]);
+
+  // The Monte Carlo part: the real round, 10,000 times, in the reader's browser.
+  const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => runSample(), "md-button--primary");
+  const sampleRow = el("div", "sd-cbe-sample-row");
+  sampleRow.append(ctx.controls.seed.root, sampleButton);
+  const sampleChart = ctx.chart("Bar chart of the emitted-token frequencies of the sampled rounds against the target p, with two-standard-error bars");
+  sampleChart.hidden = true;
+  const verdict = el("p", "sd-cbe-verdict", "Not sampled yet: the charts above are exact; press the button to test the real algorithm.");
+  verdict.setAttribute("role", "status");
+  verdict.setAttribute("aria-live", "polite");
+  const sampleBox = el("div", "sd-cbe-sample");
+  sampleBox.append(sampleRow, verdict, sampleChart, sampleTiles);
+  ctx.el.append(ctx.controls.preset.root, ctx.group("sd-cbe-controls", ["temperature", "shift", "blend"]), splitTiles, dists, proof, sampleBox);
+
+  let current = null; // the split on screen: p, q and labels for the sampler
+  // A sample belongs to the pair it was drawn for: when the pair changes, its numbers go.
+  for (const key of PAIR) {
+    ctx.on(ctx.controls[key].input, ctx.controls[key].event, () => {
+      sampleChart.hidden = true;
+      for (const out of sampleTiles.querySelectorAll("[data-metric]")) ctx.clearMetric(out.dataset.metric);
+      if (verdict.dataset.sampled) verdict.textContent = "The pair changed: sample again to test it.";
+    });
+  }
+
+  function paintSample(result) {
+    sampleChart.hidden = false;
+    ctx.render(sampleChart, result.figure);
+    const m = result.metrics;
+    ctx.setMetrics(m);
+    verdict.dataset.sampled = "true";
+    verdict.textContent = m.exact
+      ? `TV ${fixed(4)(m["tv-distance"])} against a typical ${fixed(4)(m["tv-noise"])} from sampling noise alone; ` +
+        `χ² p-value ${fixed(3)(m["p-value"])}: the emitted tokens are consistent with p. ` +
+        "A different seed gives a different, equally honest sample."
+      : `χ² p-value ${Number(m["p-value"]).toExponential(1)}: this sample looks unlike p. An exact sampler does this ` +
+        "about once in a thousand seeds; try another seed before suspecting the algorithm.";
+  }
+
+  async function runSample() {
+    sampleButton.disabled = true;
+    verdict.textContent = `Running ${SAMPLES.toLocaleString("en")} rounds of the real algorithm…`;
+    try {
+      const seed = ctx.controls.seed.value;
+      const args = () => ({ p: current.p, q: current.q, labels: current.labels, n: SAMPLES, seed });
+      const result = await ctx.request({ handler: "correct.sample", args, paint: paintSample });
+      if (result) ctx.set({ seed: seed + 1 }, { quiet: true }); // the next press draws a fresh sample
+      else verdict.textContent = "The pair changed while it was sampled: sample again to test it.";
+    } catch (err) {
+      verdict.textContent = "The sample failed; see the error above.";
+      throw err;
+    } finally {
+      sampleButton.disabled = false;
     }
+  }
 
-    const temperature = ctx.slider({
-      key: "temperature",
-      label: "Draft temperature",
-      min: 0.25,
-      max: 4,
-      step: 0.25,
-      value: args.temperature,
-      format: (v) => (v < 1 ? `${fixed(2)(v)} (sharper)` : v > 1 ? `${fixed(2)(v)} (flatter)` : "1 (as is)"),
-    });
-    const shift = ctx.slider({
-      key: "shift",
-      label: "Draft shift (tokens)",
-      min: -2,
-      max: 2,
-      step: 1,
-      value: args.shift,
-      format: (v) => (v > 0 ? `+${v}` : String(v)),
-    });
-    const blend = ctx.slider({
-      key: "blend",
-      label: "Blend draft toward target",
-      min: 0,
-      max: 1,
-      step: 0.05,
-      value: args.blend,
-      format: (v) => `${Math.round(v * 100)}%`,
-    });
-    const controls = document.createElement("div");
-    controls.className = "sd-cbe-controls";
-    controls.append(temperature.root, shift.root, blend.root);
-
-    const dists = ctx.chart("Grouped bar chart of the target p, the draft q, the accepted mass min(p, q) and the residual, per token");
-    const proof = ctx.chart(
-      "Stacked bar chart per token: the mass emitted through an accepted draft, min(p, q), stacked on the mass emitted through a correction, (1 − β) times the residual; a marker shows p(x) at the top of each stack",
-    );
-    const metrics = ctx.metrics([
-      { name: "beta", label: "β = Σ min(p, q): P(a draft token is accepted)" },
-      { name: "reject-rate", label: "Rejection probability 1 − β" },
-      { name: "draft-tv", label: "TV(p, q) = 1 − β" },
-      { name: "identity-gap", label: "Largest |stack − p(x)|" },
-    ]);
-
-    // The Monte Carlo part: the real round, 10,000 times, in the reader's browser.
-    const sampleBox = document.createElement("div");
-    sampleBox.className = "sd-cbe-sample";
-    const seed = ctx.number({ key: "seed", label: "Seed", min: 0, max: 2 ** 31 - 1, step: 1, value: 0 });
-    const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => runSample());
-    sampleButton.classList.add("md-button--primary");
-    const sampleRow = document.createElement("div");
-    sampleRow.className = "sd-cbe-sample-row";
-    sampleRow.append(seed.root, sampleButton);
-    const sampleChart = ctx.chart("Bar chart of the emitted-token frequencies of the sampled rounds against the target p, with two-standard-error bars");
-    sampleChart.hidden = true;
-    const verdict = document.createElement("p");
-    verdict.className = "sd-cbe-verdict";
-    verdict.setAttribute("role", "status");
-    verdict.setAttribute("aria-live", "polite");
-    verdict.textContent = "Not sampled yet: the charts above are exact; press the button to test the real algorithm.";
-    const sampleMetrics = ctx.metrics([
-      { name: "tv-distance", label: "TV(emitted, p)" },
-      { name: "tv-noise", label: "Typical TV from noise alone" },
-      { name: "p-value", label: "χ² p-value" },
-      { name: "correction-share", label: "Rounds ending in a correction" },
-      { name: "exact", label: "Output = target?" },
-    ]);
-    sampleBox.append(sampleRow, verdict, sampleChart, sampleMetrics);
-
-    el.append(presets, controls, metrics, dists, proof, sampleBox);
-
-    let current = null; // the latest split result: p, q and labels for the sampler
-    const formats = {
-      beta: fixed(3),
-      "reject-rate": fixed(3),
-      "draft-tv": fixed(3),
-      "identity-gap": (v) => (v === 0 ? "0 (exact)" : Number(v).toExponential(1)),
-    };
-    const paint = (result) => {
+  return {
+    paint(result) {
       current = result;
       ctx.render(dists, result.figures.dists);
       ctx.render(proof, result.figures.proof);
-      ctx.setMetrics(result.metrics, formats);
-    };
-    if (ctx.initial) paint(ctx.initial);
-
-    const forgetSample = () => {
-      if (sampleChart.hidden) return;
-      sampleChart.hidden = true;
-      for (const out of sampleMetrics.querySelectorAll("[data-metric]")) {
-        out.textContent = "…";
-        delete out.dataset.value;
-      }
-      verdict.textContent = "The pair changed: sample again to test it.";
-    };
-    const update = ctx.latest("correct.split", paint);
-    const send = () => {
-      forgetSample();
-      update({ preset: args.preset, temperature: temperature.value, shift: shift.value, blend: blend.value });
-    };
-    function choose(name) {
-      args.preset = name;
-      for (const [key, button] of presetButtons) button.setAttribute("aria-pressed", String(key === name));
-      temperature.value = DEFAULTS.temperature;
-      shift.value = DEFAULTS.shift;
-      blend.value = DEFAULTS.blend;
-      send();
-    }
-    for (const control of [temperature, shift, blend]) control.input.addEventListener("input", send);
-
-    async function runSample() {
-      if (!current) return;
-      sampleButton.disabled = true;
-      verdict.textContent = `Running ${SAMPLES.toLocaleString("en")} rounds of the real algorithm…`;
-      try {
-        const result = await ctx.call("correct.sample", {
-          p: current.p,
-          q: current.q,
-          labels: current.labels,
-          n: SAMPLES,
-          seed: Math.max(0, Math.floor(seed.value) || 0),
-        });
-        sampleChart.hidden = false;
-        await ctx.render(sampleChart, result.figure);
-        const m = result.metrics;
-        ctx.setMetrics(m, {
-          "tv-distance": fixed(4),
-          "tv-noise": fixed(4),
-          "p-value": (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v)),
-          "correction-share": (v) => `${fixed(3)(v)} (theory ${fixed(3)(m["correction-share-theory"])})`,
-          exact: (v) => (v ? "consistent ✓" : "rejected ✗"),
-        });
-        verdict.textContent = m.exact
-          ? `TV ${fixed(4)(m["tv-distance"])} against a typical ${fixed(4)(m["tv-noise"])} from sampling noise alone; ` +
-            `χ² p-value ${fixed(3)(m["p-value"])}: the emitted tokens are consistent with p. ` +
-            "A different seed gives a different, equally honest sample."
-          : `χ² p-value ${Number(m["p-value"]).toExponential(1)}: this sample looks unlike p. An exact sampler does this ` +
-            "about once in a thousand seeds; try another seed before suspecting the algorithm.";
-        seed.value = (Math.floor(seed.value) || 0) + 1; // the next press draws a fresh sample
-      } catch {
-        verdict.textContent = "The sample failed; see the error above.";
-      } finally {
-        sampleButton.disabled = false;
-      }
-    }
-
-    ctx.ready.then(send, () => {});
-  },
-});
+      ctx.setMetrics(result.metrics);
+    },
+  };
+}

@@ -49,65 +49,66 @@ function table(caption, headings) {
   return { wrap, body };
 }
 
-SDLab.register("exact-check", {
-  mount(el, ctx) {
-    const args = { p: [8, 7, 5], q: [1, 1, 3], gamma: 2, ...(ctx.settings.args || {}) };
+const WEIGHTS = TOKENS.flatMap((token, i) => [
+  { key: `p${i}`, label: `Target weight ${token}`, kind: "number", min: 0, max: 99, step: 1 },
+  { key: `q${i}`, label: `Draft weight ${token}`, kind: "number", min: 0, max: 99, step: 1 },
+]);
+const weights = (v, side) => TOKENS.map((_, i) => v[`${side}${i}`]);
 
-    const presets = document.createElement("div");
-    presets.className = "sd-cbe-presets";
-    presets.setAttribute("role", "group");
-    presets.setAttribute("aria-label", "Example weights");
-    for (const [label, p, q] of PRESETS) {
-      presets.append(
-        ctx.button(label, () => {
-          p.forEach((v, i) => (pInputs[i].value = v));
-          q.forEach((v, i) => (qInputs[i].value = v));
-          send();
-        }),
-      );
-    }
-
+export default (settings) => {
+  const args = { p: [8, 7, 5], q: [1, 1, 3], gamma: 2, ...settings.args };
+  return {
     // Weights, not probabilities: p(x) = weight / sum, so every value is an exact fraction.
-    const grid = document.createElement("div");
-    grid.className = "sd-cbe-weights";
-    const pInputs = [];
-    const qInputs = [];
-    TOKENS.forEach((token, i) => {
-      const pIn = ctx.number({ key: `p${i}`, label: `Target weight ${token}`, min: 0, max: 99, step: 1, value: args.p[i] });
-      const qIn = ctx.number({ key: `q${i}`, label: `Draft weight ${token}`, min: 0, max: 99, step: 1, value: args.q[i] });
-      pInputs.push(pIn);
-      qInputs.push(qIn);
-      grid.append(pIn.root, qIn.root);
-    });
-    const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", min: 1, max: 4, step: 1, value: args.gamma });
-
-    const verdict = document.createElement("p");
-    verdict.className = "sd-cbe-verdict";
-    verdict.setAttribute("role", "status");
-    verdict.setAttribute("aria-live", "polite");
-    const metrics = ctx.metrics([
-      { name: "exact", label: "Every cell equal to the target?" },
+    controls: [
+      ...WEIGHTS.map((w) => ({ ...w, value: args[w.key[0]][Number(w.key[1])] })),
+      { key: "gamma", label: "Speculation length γ", min: 1, max: 4, step: 1, value: args.gamma },
+    ],
+    metrics: [
+      { name: "exact", label: "Every cell equal to the target?", format: (v) => (v ? "yes ✓" : "no ✗") },
       { name: "cells-checked", label: "Exact comparisons made" },
       { name: "beta", label: "β = Σ min(p, q), exactly" },
-    ]);
-    const one = table("One position: the two routes to each token, in exact fractions", [
-      "token",
-      "p(x)",
-      "q(x)",
-      "accepted draft min(p, q)",
-      "correction (1 − β)·residual",
-      "P(emit x), enumerated",
-      "= p(x)?",
-    ]);
-    const two = table("Exact prefix of 2 tokens across rounds (a context-dependent pair)", [
-      "first two tokens",
-      "speculative decoding",
-      "target alone",
-      "equal?",
-    ]);
-    el.append(presets, grid, gamma.root, verdict, metrics, one.wrap, two.wrap);
+    ],
+    view,
+  };
+};
 
-    const paint = (result) => {
+function view(ctx) {
+  const presets = document.createElement("div");
+  presets.className = "sd-cbe-presets";
+  presets.setAttribute("role", "group");
+  presets.setAttribute("aria-label", "Example weights");
+  for (const [label, p, q] of PRESETS) {
+    const patch = Object.fromEntries(TOKENS.flatMap((_, i) => [[`p${i}`, p[i]], [`q${i}`, q[i]]]));
+    presets.append(ctx.button(label, () => ctx.set(patch)));
+  }
+  const grid = ctx.group("sd-cbe-weights", WEIGHTS.map((w) => w.key));
+  const verdict = document.createElement("p");
+  verdict.className = "sd-cbe-verdict";
+  verdict.setAttribute("role", "status");
+  verdict.setAttribute("aria-live", "polite");
+  const one = table("One position: the two routes to each token, in exact fractions", [
+    "token",
+    "p(x)",
+    "q(x)",
+    "accepted draft min(p, q)",
+    "correction (1 − β)·residual",
+    "P(emit x), enumerated",
+    "= p(x)?",
+  ]);
+  const two = table("Exact prefix of 2 tokens across rounds (a context-dependent pair)", ["first two tokens", "speculative decoding", "target alone", "equal?"]);
+  ctx.el.append(presets, grid, ctx.controls.gamma.root, verdict, ctx.tiles(), one.wrap, two.wrap);
+
+  return {
+    args(v) {
+      const p = weights(v, "p");
+      const q = weights(v, "q");
+      if (!p.some(Boolean) || !q.some(Boolean)) {
+        verdict.textContent = "Give the target and the draft at least one positive weight each.";
+        return null;
+      }
+      return { p, q, gamma: v.gamma };
+    },
+    paint(result) {
       one.body.replaceChildren();
       for (const r of result.position) {
         const tr = document.createElement("tr");
@@ -126,29 +127,11 @@ SDLab.register("exact-check", {
         two.body.append(tr);
       }
       const m = result.metrics;
-      ctx.setMetrics(m, {
-        exact: (v) => (v ? "yes ✓" : "no ✗"),
-        beta: () => `${result.beta} ≈ ${Number(m.beta).toFixed(3)}`,
-      });
+      ctx.setMetrics(m);
+      ctx.setMetric("beta", m.beta, `${result.beta} ≈ ${Number(m.beta).toFixed(3)}`);
       verdict.textContent = m.exact
         ? `All ${m["cells-checked"]} probabilities equal the target's exactly, as fractions (β = ${result.beta}).`
         : `Some probabilities differ from the target's: ${m["cells-checked"]} compared.`;
-    };
-    if (ctx.initial) paint(ctx.initial);
-
-    const weights = (inputs) => inputs.map((n) => Math.min(99, Math.max(0, Math.floor(n.value) || 0)));
-    const update = ctx.latest("exactness.check", paint);
-    const send = () => {
-      const p = weights(pInputs);
-      const q = weights(qInputs);
-      if (!p.some(Boolean) || !q.some(Boolean)) {
-        verdict.textContent = "Give the target and the draft at least one positive weight each.";
-        return;
-      }
-      update({ p, q, gamma: gamma.value });
-    };
-    for (const n of [...pInputs, ...qInputs]) n.input.addEventListener("change", send);
-    gamma.input.addEventListener("input", send);
-    ctx.ready.then(send, () => {});
-  },
-});
+    },
+  };
+}

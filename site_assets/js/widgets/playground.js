@@ -7,17 +7,35 @@
 //
 // All the numbers come from specdec_core.web "playground.run". Python keeps nothing between calls: each answer
 // carries the run's state, which this widget sends back with the next call (so a Retry after a dead worker goes
-// on from where the page was), and the last rounds' tokens, which it keeps for the token stream. Calls go
-// through one queue, so a slider refresh can never overtake a Step and undo it. Run advances the same run by
-// chunks sized to take about 30 ms each, painting between them, until 2,000 more rounds are played or Stop.
+// on from where the page was), and the last rounds' tokens, which it keeps for the token stream. Every answer is
+// adopted (the binding's `adopt`, in call order), so a slider refresh can never overtake a Step and undo it;
+// only answers for the controls' current state are painted. Run advances the same run by chunks sized to take
+// about 30 ms each, painting between them, until 2,000 more rounds are played or Stop.
 
-const HANDLER = "playground.run";
-const EVENT = "sd-playground"; // document event carrying each result to the takeaway widget (playground-takeaway.js)
+import { el } from "../ui/controls.js";
+import { PARAMS } from "../ui/url.js";
+
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
 const SHOWN_ROUNDS = 24; // rounds in the token stream
 
 const fmt = (digits) => (v) => (typeof v === "number" ? v.toFixed(digits) : "—");
 const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
+
+// The takeaway widget (playground-takeaway.js) follows the Playground's results: it gets the latest at once and
+// every later one, until its signal aborts.
+const followers = new Set();
+let lastTakeaway = null;
+
+export function followPlayground(follower, signal) {
+  followers.add(follower);
+  signal.addEventListener("abort", () => followers.delete(follower), { once: true });
+  if (lastTakeaway) follower(lastTakeaway);
+}
+
+function publish(detail) {
+  lastTakeaway = detail;
+  for (const follower of followers) follower(detail);
+}
 
 function qualityText(v) {
   if (v <= 0.05) return `${v.toFixed(2)} · random guesser`;
@@ -31,13 +49,6 @@ function gammaText(v) {
   if (v <= 1) return "1 · cautious";
   if (v >= 8) return "8 · long drafts";
   return String(v);
-}
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 function output(metric, className = "") {
@@ -78,257 +89,227 @@ function legend() {
   return root;
 }
 
-SDLab.register("playground", {
-  mount(root, ctx) {
-    const settings = ctx.settings;
-    const defaults = settings.args || {};
-    const runRounds = settings.runRounds || 2000;
-    const spec = {
-      quality: { min: 0, max: 1, step: 0.05, value: defaults.quality ?? 0.85 },
-      gamma: { min: 1, max: 8, step: 1, value: defaults.gamma ?? 4 },
-      cost: { min: 0, max: 1, step: 0.01, value: defaults.cost ?? 0.05 },
-      seed: { min: 0, max: 2 ** 31 - 1, step: 1, value: defaults.seed ?? 0 },
+export default (settings) => {
+  const d = settings.args || {};
+  return {
+    controls: [
+      { key: "quality", label: "Draft quality", ...PARAMS.quality, value: d.quality ?? 0.85, format: qualityText, url: true },
+      { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: d.gamma ?? 4, format: gammaText, url: true },
+      { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: d.cost ?? 0.05, format: (v) => `${v.toFixed(2)} × a pass`, url: true },
+      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: d.seed ?? 0, url: true },
+    ],
+    view,
+  };
+};
+
+function view(ctx) {
+  const root = ctx.el;
+  const runRounds = ctx.settings.runRounds || 2000;
+  const runButton = ctx.button("Run", () => (task ? task.stop() : run(runRounds)), "md-button--primary");
+  const stepButton = ctx.button("Step", () => step());
+  const resetButton = ctx.button("Reset", () => reset());
+  const buttons = el("div", "sd-pg-buttons");
+  const runNote = el("span", "sd-pg-runnote", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
+  buttons.append(runButton, stepButton, resetButton, runNote);
+
+  const explain = el("p", "sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
+  explain.setAttribute("aria-live", "polite");
+  explain.setAttribute("role", "status");
+
+  // --- metrics ---
+  const metrics = el("dl", "sd-metrics sd-pg-metrics");
+  const sd = el("span", "sd-pg-sd");
+  metrics.append(
+    tile("Draft acceptance rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
+    tile("Per-token acceptance rate α", output("alpha"), "theory ", output("alpha-theory")),
+    tile("Tokens / target pass", output("tokens-per-pass"), "theory ", output("tokens-per-pass-theory")),
+    tile("Speedup (cost c)", output("speedup"), "theory ", output("speedup-theory")),
+    tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
+    tile("Output = target?", output("exact", "sd-pg-exact"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
+  );
+  const theoryNote = el(
+    "p",
+    "sd-pg-caption",
+    "Theory here is exact for the rounds you played: this pair's acceptance depends on the previous word, so " +
+      "each round adds its expected accepted count given the word it started from (± one standard deviation of " +
+      "the whole run). Speedup is tokens ÷ (passes + c × drafted): one target pass is the time unit.",
+  );
+  // Why the two acceptance rates differ, and where to convert one into the other.
+  const rates = el("p", "sd-pg-caption sd-pg-rates");
+  const converter = el("a", "", "Tuning converter");
+  converter.href = new URL("../tuning/#the-calculator", document.baseURI).href;
+  rates.append(
+    "The draft acceptance rate is accepted ÷ drafted, as vLLM reports it. α is accepted ÷ checked: drafts after " +
+      "a rejection are discarded without ever being checked, so they count against the draft acceptance rate " +
+      "only, and it sits below α. At γ = 4, α = 0.90 gives a draft acceptance rate of 0.77. The ",
+    converter,
+    " turns one into the other.",
+  );
+
+  // --- token stream ---
+  const streamHead = el("p", "sd-pg-streamhead", "No rounds yet.");
+  const stream = el("div", "sd-pg-stream");
+  stream.setAttribute("role", "group");
+  stream.setAttribute("aria-label", "Token stream of the last rounds");
+
+  // --- charts ---
+  const windowChart = ctx.chart("Line chart: draft acceptance rate over the last 50 rounds, played and theory");
+  const acceptedChart = ctx.chart("Bar chart: share of rounds by drafts accepted, played and theory");
+  const distChart = ctx.chart("Bar chart: target distribution, emitted output and draft distribution per word");
+  const chartRow = el("div", "sd-pg-charts");
+  chartRow.append(windowChart, acceptedChart);
+  const distCaption = el(
+    "p",
+    "sd-pg-caption",
+    "Like with like: the target's and the draft's rows are averaged over the words each output token followed, " +
+      "so the bars match the output only if the output follows the target. The check above tests it per " +
+      "context: for each previous word, the words that came next against the target's row there (Pearson's " +
+      "χ², cells expected to hold under 5 tokens pooled; the degrees of freedom add up over contexts). A verdict " +
+      "needs 100 tokens; p below 0.001 would say the output is not the target's.",
+  );
+
+  // --- predict, then test ---
+  const experiments = el("section", "sd-pg-experiments");
+  experiments.setAttribute("aria-label", "Predict, then test");
+  experiments.append(el("h3", "", "Predict, then test"));
+  const cards = el("div", "sd-pg-cards");
+  for (const exp of ctx.settings.experiments || []) {
+    const card = el("div", "sd-pg-card");
+    card.append(el("h4", "", exp.title), el("p", "sd-pg-predict", exp.predict));
+    const look = el("details");
+    look.append(el("summary", "", "What to look for"), el("p", "", exp.look));
+    const go = ctx.button(exp.button || `Try: ${exp.title}`, () => experiment(exp));
+    go.dataset.experiment = exp.id || "";
+    card.append(go, look);
+    cards.append(card);
+  }
+  experiments.append(cards);
+
+  root.append(
+    ctx.group("sd-pg-controls"),
+    buttons,
+    explain,
+    metrics,
+    rates,
+    theoryNote,
+    legend(),
+    streamHead,
+    stream,
+    chartRow,
+    distChart,
+    distCaption,
+    experiments,
+  );
+
+  // --- state ---
+  let state = null; // the run, as the last answer returned it (null: a fresh run from the seed)
+  let shownRounds = []; // the token stream's rounds, newest last
+  let task = null;
+  let running = Promise.resolve(); // the Run in progress, if any
+  let frame = null; // pending chart redraw (a timeout id)
+  let lastDraw = 0;
+  let latest = null;
+  const emittedWords = (tokens) => tokens.filter(([, k]) => k !== "rejected" && k !== "discarded").map(([w]) => w).join(" ");
+
+  const fresh = () => {
+    state = null;
+    shownRounds = [];
+  };
+  // A new seed is a new run, from its first round.
+  ctx.on(ctx.controls.seed.input, "change", () => {
+    fresh();
+    explain.textContent = "Reset: a fresh run from the same seed.";
+  });
+
+  // Charts are the costly part of a paint (Plotly lays out SVG text on the main thread), so while a Run streams
+  // they redraw at most every CHART_GAP ms, the worker computing the next chunk meanwhile; metrics and the
+  // token stream update on every chunk. Outside a Run a change redraws at once.
+  function scheduleCharts() {
+    if (!task) return paintCharts(); // a slider or Step: draw in this very task, no frame to wait for
+    if (frame !== null) return;
+    frame = setTimeout(() => requestAnimationFrame(paintCharts), Math.max(0, lastDraw + CHART_GAP - performance.now()));
+  }
+
+  // A chart whose figure did not change is not redrawn (before a Run, the window chart is the same empty frame
+  // whatever the sliders say). The rest are spread over frames, the distributions first, so the page answers
+  // a slider within one chart's drawing time rather than four.
+  const drawn = new Map(); // chart -> JSON of the figure it shows
+  function draw(target, figure) {
+    const key = JSON.stringify(figure);
+    if (drawn.get(target) === key) return false;
+    drawn.set(target, key);
+    ctx.render(target, figure);
+    return true;
+  }
+
+  function paintCharts() {
+    frame = null;
+    if (!latest || ctx.signal.aborted) return;
+    draw(distChart, latest.figures.distributions);
+    // Each later step draws from the newest result, so a Run that outpaces the frames still shows every chart.
+    const steps = [
+      () => draw(acceptedChart, latest.figures.accepted),
+      () => draw(windowChart, latest.figures.window),
+      () => publish({ figure: latest.figures.takeaway, settings: latest.settings, live: Boolean(root.dataset.sdLive) }),
+    ];
+    const next = () => {
+      if (ctx.signal.aborted) return;
+      while (steps.length) if (steps.shift()() !== false) return void requestAnimationFrame(next);
     };
-    const start = ctx.url.read(spec);
+    requestAnimationFrame(next);
+    lastDraw = performance.now();
+  }
 
-    // --- controls ---
-    const quality = ctx.slider({ key: "quality", label: "Draft quality", ...spec.quality, value: start.quality, format: qualityText });
-    const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", ...spec.gamma, value: start.gamma, format: gammaText });
-    const cost = ctx.slider({ key: "cost", label: "Draft cost c", ...spec.cost, value: start.cost, format: (v) => `${v.toFixed(2)} × a pass` });
-    const seed = ctx.number({ key: "seed", label: "Seed", ...spec.seed, value: start.seed });
-    const controls = el("div", "sd-pg-controls");
-    controls.append(quality.root, gamma.root, cost.root, seed.root);
+  function paint(result) {
+    const m = result.metrics;
+    const three = fmt(3);
+    const show = (name, text) => ctx.setMetric(name, m[name] ?? "", text(m[name]));
+    show("accept-rate", three);
+    show("accept-rate-theory", three);
+    show("alpha", three);
+    show("alpha-theory", three);
+    sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
+    show("tokens-per-pass", fmt(2));
+    show("tokens-per-pass-theory", fmt(2));
+    show("speedup", (v) => (v !== undefined ? `${v.toFixed(2)}×` : "—"));
+    show("speedup-theory", (v) => `${v.toFixed(2)}×`);
+    show("tokens-emitted", int);
+    show("rounds", int);
+    show("tv-distance", fmt(3));
+    show("tv-noise", fmt(3));
+    show("p-value", (v) => (v !== undefined ? v.toFixed(3) : "—"));
+    root.querySelector('[data-metric="exact"]').dataset.state = result.verdict.state;
+    show("exact", () => result.verdict.text);
 
-    const runButton = ctx.button("Run", () => (task ? task.stop() : run(runRounds)));
-    runButton.classList.add("md-button--primary");
-    const stepButton = ctx.button("Step", () => step());
-    const resetButton = ctx.button("Reset", () => reset());
-    const buttons = el("div", "sd-pg-buttons");
-    const runNote = el("span", "sd-pg-runnote", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
-    buttons.append(runButton, stepButton, resetButton, runNote);
+    renderStream(shownRounds, m.rounds);
+    if (result.explanation && result.stream.length) explain.textContent = result.explanation;
+    else if (!m.rounds) explain.textContent = "No rounds yet: press Step to play one round and read what happened, or Run to stream many.";
 
-    const explain = el("p", "sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
-    explain.setAttribute("aria-live", "polite");
-    explain.setAttribute("role", "status");
+    latest = result;
+    scheduleCharts();
+  }
 
-    // --- metrics ---
-    const metrics = el("dl", "sd-metrics sd-pg-metrics");
-    const sd = el("span", "sd-pg-sd");
-    metrics.append(
-      tile("Draft acceptance rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
-      tile("Per-token acceptance rate α", output("alpha"), "theory ", output("alpha-theory")),
-      tile("Tokens / target pass", output("tokens-per-pass"), "theory ", output("tokens-per-pass-theory")),
-      tile("Speedup (cost c)", output("speedup"), "theory ", output("speedup-theory")),
-      tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
-      tile("Output = target?", output("exact", "sd-pg-exact"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
-    );
-    const theoryNote = el(
-      "p",
-      "sd-pg-caption",
-      "Theory here is exact for the rounds you played: this pair's acceptance depends on the previous word, so " +
-        "each round adds its expected accepted count given the word it started from (± one standard deviation of " +
-        "the whole run). Speedup is tokens ÷ (passes + c × drafted): one target pass is the time unit.",
-    );
-    // Why the two acceptance rates differ, and where to convert one into the other.
-    const rates = el("p", "sd-pg-caption sd-pg-rates");
-    const converter = el("a", "", "Tuning converter");
-    converter.href = new URL("../tuning/#the-calculator", document.baseURI).href;
-    rates.append(
-      "The draft acceptance rate is accepted ÷ drafted, as vLLM reports it. α is accepted ÷ checked: drafts after " +
-        "a rejection are discarded without ever being checked, so they count against the draft acceptance rate " +
-        "only, and it sits below α. At γ = 4, α = 0.90 gives a draft acceptance rate of 0.77. The ",
-      converter,
-      " turns one into the other.",
-    );
-
-    // --- token stream ---
-    const streamHead = el("p", "sd-pg-streamhead", "No rounds yet.");
-    const stream = el("div", "sd-pg-stream");
-    stream.setAttribute("role", "group");
-    stream.setAttribute("aria-label", "Token stream of the last rounds");
-
-    // --- charts ---
-    const windowChart = ctx.chart("Line chart: draft acceptance rate over the last 50 rounds, played and theory");
-    const acceptedChart = ctx.chart("Bar chart: share of rounds by drafts accepted, played and theory");
-    const distChart = ctx.chart("Bar chart: target distribution, emitted output and draft distribution per word");
-    const chartRow = el("div", "sd-pg-charts");
-    chartRow.append(windowChart, acceptedChart);
-    const distCaption = el(
-      "p",
-      "sd-pg-caption",
-      "Like with like: the target's and the draft's rows are averaged over the words each output token followed, " +
-        "so the bars match the output only if the output follows the target. The check above tests it per " +
-        "context: for each previous word, the words that came next against the target's row there (Pearson's " +
-        "χ², cells expected to hold under 5 tokens pooled; the degrees of freedom add up over contexts). A verdict " +
-        "needs 100 tokens; p below 0.001 would say the output is not the target's.",
-    );
-
-    // --- predict, then test ---
-    const experiments = el("section", "sd-pg-experiments");
-    experiments.setAttribute("aria-label", "Predict, then test");
-    experiments.append(el("h3", "", "Predict, then test"));
-    const cards = el("div", "sd-pg-cards");
-    for (const exp of settings.experiments || []) {
-      const card = el("div", "sd-pg-card");
-      card.append(el("h4", "", exp.title), el("p", "sd-pg-predict", exp.predict));
-      const look = el("details");
-      look.append(el("summary", "", "What to look for"), el("p", "", exp.look));
-      const go = ctx.button(exp.button || `Try: ${exp.title}`, () => experiment(exp));
-      go.dataset.experiment = exp.id || "";
-      card.append(go, look);
-      cards.append(card);
-    }
-    experiments.append(cards);
-
-    root.append(
-      controls,
-      buttons,
-      explain,
-      metrics,
-      rates,
-      theoryNote,
-      legend(),
-      streamHead,
-      stream,
-      chartRow,
-      distChart,
-      distCaption,
-      experiments,
-    );
-
-    // --- state ---
-    let state = null; // the run, as the last answer returned it (null: a fresh run from the seed)
-    let shownRounds = []; // the token stream's rounds, newest last
-    let task = null;
-    let queue = Promise.resolve();
-    let refreshQueued = false;
-    let frame = null; // pending chart redraw (a timeout id)
-    let lastDraw = 0;
-    let latest = null;
-    const emittedWords = (tokens) => tokens.filter(([, k]) => k !== "rejected" && k !== "discarded").map(([w]) => w).join(" ");
-
-    function values() {
-      return { quality: quality.value, gamma: gamma.value, cost: cost.value, seed: Math.round(seed.value) || 0 };
-    }
-
-    function args(rounds) {
-      return { ...values(), rounds, state };
-    }
-
-    // Every call runs after the previous one, with the run's state as it stands then.
-    function enqueue(rounds, options = {}) {
-      const next = queue.then(() => ctx.call(HANDLER, args(rounds), options)).then((result) => {
-        state = result.state;
-        shownRounds = [...shownRounds, ...result.stream].slice(-SHOWN_ROUNDS);
-        paint(result);
-        return result;
-      });
-      queue = next.catch(() => {});
-      return next;
-    }
-
-    function refresh() {
-      if (refreshQueued || task) return;
-      refreshQueued = true;
-      // Not assigned to `queue`: enqueue() chains onto `queue`, so a refresh stored there would wait for itself.
-      queue.then(() => {
-        refreshQueued = false;
-        return enqueue(0).catch(() => {});
-      });
-    }
-
-    // Charts are the costly part of a paint (Plotly lays out SVG text on the main thread), so while a Run streams
-    // they redraw at most every CHART_GAP ms, the worker computing the next chunk meanwhile; metrics and the
-    // token stream update on every chunk. Outside a Run a change redraws at once.
-    function scheduleCharts() {
-      if (!task) return paintCharts(); // a slider or Step: draw in this very task, no frame to wait for
-      if (frame !== null) return;
-      const wait = task ? Math.max(0, lastDraw + CHART_GAP - performance.now()) : 0;
-      frame = setTimeout(() => requestAnimationFrame(paintCharts), wait);
-    }
-
-    // A chart whose figure did not change is not redrawn (before a Run, the window chart is the same empty frame
-    // whatever the sliders say). The rest are spread over frames, the distributions first, so the page answers
-    // a slider within one chart's drawing time rather than four.
-    const drawn = new Map(); // chart -> JSON of the figure it shows
-    function draw(target, figure) {
-      const key = JSON.stringify(figure);
-      if (drawn.get(target) === key) return false;
-      drawn.set(target, key);
-      ctx.render(target, figure);
-      return true;
-    }
-
-    function paintCharts() {
-      frame = null;
-      if (!latest) return;
-      draw(distChart, latest.figures.distributions);
-      // Each later step draws from the newest result, so a Run that outpaces the frames still shows every chart.
-      const steps = [
-        () => draw(acceptedChart, latest.figures.accepted),
-        () => draw(windowChart, latest.figures.window),
-        () => document.dispatchEvent(new CustomEvent(EVENT, { detail: { figure: latest.figures.takeaway, settings: latest.settings } })),
-      ];
-      const next = () => {
-        while (steps.length) if (steps.shift()() !== false) return void requestAnimationFrame(next);
-      };
-      requestAnimationFrame(next);
-      lastDraw = performance.now();
-    }
-
-    function paint(result) {
-      const m = result.metrics;
-      const three = fmt(3);
-      ctx.setMetric("accept-rate", m["accept-rate"] ?? "", three(m["accept-rate"]));
-      ctx.setMetric("accept-rate-theory", m["accept-rate-theory"], three(m["accept-rate-theory"]));
-      ctx.setMetric("alpha", m.alpha ?? "", three(m.alpha));
-      ctx.setMetric("alpha-theory", m["alpha-theory"], three(m["alpha-theory"]));
-      sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
-      ctx.setMetric("tokens-per-pass", m["tokens-per-pass"] ?? "", fmt(2)(m["tokens-per-pass"]));
-      ctx.setMetric("tokens-per-pass-theory", m["tokens-per-pass-theory"], fmt(2)(m["tokens-per-pass-theory"]));
-      ctx.setMetric("speedup", m.speedup ?? "", m.speedup !== undefined ? `${m.speedup.toFixed(2)}×` : "—");
-      ctx.setMetric("speedup-theory", m["speedup-theory"], `${m["speedup-theory"].toFixed(2)}×`);
-      ctx.setMetric("tokens-emitted", m["tokens-emitted"], int(m["tokens-emitted"]));
-      ctx.setMetric("rounds", m.rounds, int(m.rounds));
-      ctx.setMetric("tv-distance", m["tv-distance"] ?? "", fmt(3)(m["tv-distance"]));
-      ctx.setMetric("tv-noise", m["tv-noise"] ?? "", fmt(3)(m["tv-noise"]));
-      ctx.setMetric("p-value", m["p-value"] ?? "", m["p-value"] !== undefined ? m["p-value"].toFixed(3) : "—");
-      const exact = root.querySelector('[data-metric="exact"]');
-      exact.dataset.state = result.verdict.state;
-      ctx.setMetric("exact", m.exact ?? "", result.verdict.text);
-
-      renderStream(shownRounds, m.rounds);
-      if (result.explanation && result.stream.length) explain.textContent = result.explanation;
-      else if (!m.rounds) explain.textContent = "No rounds yet: press Step to play one round and read what happened, or Run to stream many.";
-
-      latest = result;
-      scheduleCharts();
-    }
-
-    function renderStream(rounds, total) {
-      stream.replaceChildren();
-      for (const r of rounds) {
-        const group = el("span", "sd-pg-round");
-        group.title = `Round ${r.round}: γ = ${r.gamma}, draft quality ${r.quality}`;
-        group.append(el("span", "sd-pg-round__n", String(r.round)));
-        for (const [word, kind] of r.tokens) {
-          const token = el("span", `sd-token sd-token--${kind}`, word);
-          token.title = kind;
-          group.append(token);
-        }
-        group.setAttribute("aria-label", `Round ${r.round}: ${r.tokens.map(([w, k]) => `${w} ${k}`).join(", ")}`);
-        stream.append(group);
+  function renderStream(rounds, total) {
+    stream.replaceChildren();
+    for (const r of rounds) {
+      const group = el("span", "sd-pg-round");
+      group.title = `Round ${r.round}: γ = ${r.gamma}, draft quality ${r.quality}`;
+      group.append(el("span", "sd-pg-round__n", String(r.round)));
+      for (const [word, kind] of r.tokens) {
+        const token = el("span", `sd-token sd-token--${kind}`, word);
+        token.title = kind;
+        group.append(token);
       }
-      streamHead.textContent = total
-        ? `Showing the last ${rounds.length} of ${total.toLocaleString("en")} rounds (the last round wrote “${emittedWords(rounds.at(-1).tokens)}”).`
-        : "No rounds yet.";
+      group.setAttribute("aria-label", `Round ${r.round}: ${r.tokens.map(([w, k]) => `${w} ${k}`).join(", ")}`);
+      stream.append(group);
     }
+    streamHead.textContent = total
+      ? `Showing the last ${rounds.length} of ${total.toLocaleString("en")} rounds (the last round wrote “${emittedWords(rounds.at(-1).tokens)}”).`
+      : "No rounds yet.";
+  }
 
-    function writeUrl() {
-      ctx.url.write(values());
-    }
-
-    async function run(total) {
+  function run(total) {
+    running = (async () => {
       task = ctx.task();
       const signal = task.signal;
       runButton.textContent = "Stop";
@@ -336,82 +317,70 @@ SDLab.register("playground", {
       let left = total;
       let chunk = 25;
       try {
-        await ctx.ready;
         while (left > 0 && !signal.aborted) {
           const n = Math.min(chunk, left);
           const t0 = performance.now();
-          await enqueue(n, { signal });
+          await ctx.request({ extra: { rounds: n } }); // adopted even if the controls moved meanwhile
           left -= n;
           // Size the next chunk so one call takes about 30 ms, whatever the machine and gamma.
           const took = Math.max(1, performance.now() - t0);
           chunk = Math.max(20, Math.min(400, Math.round((n * 30) / took)));
         }
-      } catch (err) {
-        if (err?.name !== "AbortError") throw err;
       } finally {
         task = null;
-        if (latest) {
-          clearTimeout(frame);
-          frame = null;
-          scheduleCharts(); // the final state, drawn at once
-        }
+        clearTimeout(frame);
+        frame = null;
+        if (latest) scheduleCharts(); // the final state, drawn at once
         runButton.textContent = "Run";
         delete root.dataset.sdRunning;
       }
-    }
+    })();
+    return running;
+  }
 
-    async function stopRun() {
-      if (!task) return;
-      task.stop();
-      await queue;
+  async function stopRun() {
+    task?.stop();
+    try {
+      await running;
+    } catch (err) {
+      if (!err?.shown && err?.name !== "AbortError") throw err; // a failure the banner shows needs no second report
     }
+  }
 
-    async function step() {
-      await stopRun();
-      await ctx.ready;
-      await enqueue(1).catch(() => {});
-    }
+  async function step() {
+    await stopRun();
+    await ctx.request({ extra: { rounds: 1 } });
+  }
 
-    async function reset() {
-      await stopRun();
-      state = null;
-      shownRounds = [];
-      explain.textContent = "Reset: a fresh run from the same seed.";
-      await ctx.ready;
-      await enqueue(0).catch(() => {});
-    }
+  async function reset() {
+    await stopRun();
+    fresh();
+    explain.textContent = "Reset: a fresh run from the same seed.";
+    await ctx.request({ extra: { rounds: 0 } });
+  }
 
-    async function experiment(exp) {
-      if (exp.reset) await stopRun();
-      if (exp.set.quality !== undefined) quality.value = exp.set.quality;
-      if (exp.set.gamma !== undefined) gamma.value = exp.set.gamma;
-      writeUrl();
-      if (exp.reset) {
-        state = null;
-        shownRounds = [];
-      }
-      // A running Run picks the new settings up at its next chunk: the run goes on, no reset.
-      if (!task) run(runRounds);
-    }
+  async function experiment(exp) {
+    if (exp.reset) await stopRun();
+    const set = {};
+    if (exp.set.quality !== undefined) set.quality = exp.set.quality;
+    if (exp.set.gamma !== undefined) set.gamma = exp.set.gamma;
+    if (exp.reset) fresh();
+    // A running Run picks the new settings up at its next chunk: the run goes on, no reset.
+    ctx.set(set, { quiet: true });
+    if (!task) await run(runRounds);
+  }
 
-    for (const control of [quality, gamma, cost]) {
-      control.input.addEventListener("input", () => {
-        writeUrl();
-        refresh();
-      });
-    }
-    seed.input.addEventListener("change", () => {
-      const clamped = Math.min(spec.seed.max, Math.max(0, Math.round(Number(seed.input.value) || 0)));
-      seed.value = clamped;
-      writeUrl();
-      reset();
-    });
-
-    if (ctx.initial) paint(ctx.initial); // a preview; the run itself starts from the URL's seed (state null)
-    writeUrl();
-    ctx.ready.then(() => enqueue(0).catch(() => {}), () => {});
-    return () => {
+  return {
+    args: (values, settings, extra) => ({ ...values, seed: Math.round(values.seed) || 0, rounds: extra?.rounds ?? 0, state }),
+    adopt(result) {
+      state = result.state;
+      shownRounds = [...shownRounds, ...result.stream].slice(-SHOWN_ROUNDS);
+    },
+    paint,
+    cleanup() {
+      task?.stop();
       clearTimeout(frame);
-    };
-  },
-});
+      lastTakeaway = null; // it belonged to this page's Playground
+    },
+  };
+}

@@ -13,7 +13,8 @@
 // - "rates": what a serving log reports, the draft acceptance rate (accepted / drafted), against the per-token
 //   acceptance rate α and α^γ. Handler verify.rates.
 
-import { prob, promptView, roundPanel } from "./ngram-prompt.js";
+import { fixed } from "../ui/controls.js";
+import { prob, promptView, roundArgs, roundControls, roundPanel } from "./ngram-prompt.js";
 import { relation } from "./relation.js";
 
 const VERDICT = { accepted: "accepted", rejected: "rejected", discarded: "discarded (never checked)" };
@@ -93,75 +94,68 @@ function table(result) {
   return wrap;
 }
 
-function mountRound(el, ctx) {
-  const panel = roundPanel(ctx, { stepTitle: "Play a new round with the next seed" });
-  const { status } = panel;
-  const text = document.createElement("p");
-  text.className = "sd-dv-text";
-  text.setAttribute("aria-label", "The prompt and what the round emitted");
-  const chart = ctx.chart(
-    "For each draft position, a bar up to min(1, p/q) and a marker at its uniform u: a circle below the top of the bar means accepted, a cross above it rejected; grey bars after the first rejection were discarded without a check",
-  );
-  const metrics = ctx.metrics([
+const round = (settings) => ({
+  controls: roundControls(settings),
+  args: roundArgs,
+  metrics: [
     { name: "accepted", label: "Drafts accepted" },
     { name: "tokens-emitted", label: "Tokens from this target pass" },
-    { name: "all-accepted-prob", label: "P(all γ accepted) = Π min(1, p/q)" },
-    { name: "beta", label: "Mean β over the γ positions, β = Σ min(p, q)" },
-  ]);
-  const details = document.createElement("div");
-  const note = relation(
-    "β is one position's chance of passing; the per-token acceptance rate α is its average over positions. A round's tokens per target pass is the accepted drafts plus one.",
-  );
-  el.append(panel.controls, panel.buttons, status, text, chart, metrics, note, details);
-
-  const paint = (result) => {
-    text.replaceChildren(promptView(result.prompt_pieces, result.prompt_tokens), tokenStream(result));
-    ctx.render(chart, result.figure);
-    ctx.setMetrics(result.metrics, { "all-accepted-prob": prob, beta: (v) => v.toFixed(3) });
-    details.replaceChildren(table(result));
-    status.textContent = summary(result);
-  };
-  if (ctx.initial) paint(ctx.initial);
-
-  panel.connect("verify.ngram", paint);
-}
-
-function mountRates(el, ctx) {
-  const args = { alpha: 0.8, gamma: 4, ...(ctx.settings.args || {}) };
-  const alpha = ctx.slider({ key: "alpha", label: "Per-token acceptance rate α", min: 0, max: 1, step: 0.01, value: args.alpha, format: (v) => v.toFixed(2) });
-  const gamma = ctx.slider({ key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: args.gamma });
-  const controls = document.createElement("div");
-  controls.className = "sd-dv-controls";
-  controls.append(alpha.root, gamma.root);
-  const chart = ctx.chart(
-    "Three curves against the per-token acceptance rate α: α itself, the draft acceptance rate accepted over drafted at the chosen γ, and the chance that all γ drafts are accepted, α to the power γ; dots mark the chosen α",
-  );
-  const metrics = ctx.metrics([
-    { name: "alpha", label: "Per-token acceptance rate α" },
-    { name: "accept-rate", label: "Draft acceptance rate: accepted ÷ drafted" },
-    { name: "all-accepted-prob", label: "P(all γ accepted) = α^γ" },
-    { name: "tokens-per-pass", label: "Tokens per target pass" },
-  ]);
-  const note = relation(
-    "All three follow from α and γ: accepted ÷ drafted = α(1 − α^γ) / (γ(1 − α)), below α because drafts after a rejection count as drafted but are never checked, and tokens per target pass = (1 − α^(γ+1)) / (1 − α).",
-  );
-  el.append(controls, chart, metrics, note);
-  const three = (v) => v.toFixed(3);
-  const paint = (result) => {
-    ctx.render(chart, result.figure);
-    ctx.setMetrics(result.metrics, { alpha: (v) => v.toFixed(2), "accept-rate": three, "all-accepted-prob": three, "tokens-per-pass": three });
-  };
-  if (ctx.initial) paint(ctx.initial);
-  const update = ctx.latest("verify.rates", paint);
-  const send = () => update({ alpha: alpha.value, gamma: gamma.value });
-  alpha.input.addEventListener("input", send);
-  gamma.input.addEventListener("input", send);
-  ctx.ready.then(send, () => {});
-}
-
-SDLab.register("verify", {
-  mount(el, ctx) {
-    if (ctx.settings.kind === "rates") mountRates(el, ctx);
-    else mountRound(el, ctx);
+    { name: "all-accepted-prob", label: "P(all γ accepted) = Π min(1, p/q)", format: prob },
+    { name: "beta", label: "Mean β over the γ positions, β = Σ min(p, q)", format: fixed(3) },
+  ],
+  view(ctx) {
+    const panel = roundPanel(ctx, { stepTitle: "Play a new round with the next seed" });
+    const text = document.createElement("p");
+    text.className = "sd-dv-text";
+    text.setAttribute("aria-label", "The prompt and what the round emitted");
+    const chart = ctx.chart(
+      "For each draft position, a bar up to min(1, p/q) and a marker at its uniform u: a circle below the top of the bar means accepted, a cross above it rejected; grey bars after the first rejection were discarded without a check",
+    );
+    const details = document.createElement("div");
+    const note = relation(
+      "β is one position's chance of passing; the per-token acceptance rate α is its average over positions. A round's tokens per target pass is the accepted drafts plus one.",
+    );
+    ctx.el.append(panel.controls, panel.buttons, panel.status, text, chart, ctx.tiles(), note, details);
+    return {
+      paint(result) {
+        text.replaceChildren(promptView(result.prompt_pieces, result.prompt_tokens), tokenStream(result));
+        ctx.render(chart, result.figure);
+        ctx.setMetrics(result.metrics);
+        details.replaceChildren(table(result));
+        panel.status.textContent = summary(result);
+      },
+    };
   },
 });
+
+const three = fixed(3);
+
+const rates = (settings) => ({
+  controls: [
+    { key: "alpha", label: "Per-token acceptance rate α", min: 0, max: 1, step: 0.01, value: settings.args?.alpha ?? 0.8, format: fixed(2) },
+    { key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: settings.args?.gamma ?? 4 },
+  ],
+  metrics: [
+    { name: "alpha", label: "Per-token acceptance rate α", format: fixed(2) },
+    { name: "accept-rate", label: "Draft acceptance rate: accepted ÷ drafted", format: three },
+    { name: "all-accepted-prob", label: "P(all γ accepted) = α^γ", format: three },
+    { name: "tokens-per-pass", label: "Tokens per target pass", format: three },
+  ],
+  view(ctx) {
+    const chart = ctx.chart(
+      "Three curves against the per-token acceptance rate α: α itself, the draft acceptance rate accepted over drafted at the chosen γ, and the chance that all γ drafts are accepted, α to the power γ; dots mark the chosen α",
+    );
+    const note = relation(
+      "All three follow from α and γ: accepted ÷ drafted = α(1 − α^γ) / (γ(1 − α)), below α because drafts after a rejection count as drafted but are never checked, and tokens per target pass = (1 − α^(γ+1)) / (1 − α).",
+    );
+    ctx.el.append(ctx.group("sd-dv-controls"), chart, ctx.tiles(), note);
+    return {
+      paint(result) {
+        ctx.render(chart, result.figure);
+        ctx.setMetrics(result.metrics);
+      },
+    };
+  },
+});
+
+export default (settings) => (settings.kind === "rates" ? rates(settings) : round(settings));

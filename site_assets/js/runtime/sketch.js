@@ -1,9 +1,11 @@
 // A first paint without Plotly: draws the lab's figure dicts as a static SVG until Plotly has loaded.
 //
-// Plotly is 4.7 MB of JavaScript. Parsing it and drawing 3D scenes while the worker boots Pyodide slows the
-// worker down on small machines, so lab.js loads Plotly only once Python is ready. Until then every chart is
-// drawn here, from the same figure dict Plotly will get (the build-time result embedded in the page, or a live
-// one), so the page shows its charts at once. When Plotly arrives, lab.js redraws each chart with it.
+// Even Plotly's partial bundles (1.5 MB cartesian, 1.75 MB gl3d) cannot draw a page's first chart within 0.3 s:
+// benchmarks/bench_browser.py measured 2.0 s (Playground) and 4.2 s (home) with the bundle loaded at once, against
+// 0.45 s for this sketch, and loading Plotly during Pyodide's boot slowed "ready" from 1.2x to 1.3-1.45x a bare
+// worker. So charts.js loads Plotly once Python is ready, and until then every chart is drawn here, from the same
+// figure dict Plotly will get. The SVG records what it drew (data-traces, data-ranges per axis, the legend's
+// text) so tests/browser/test_site.py can check the sketch against Plotly's own drawing of the same figure.
 //
 // Scope: the subset of Plotly's figure schema that specdec_core.web builds, read the way Plotly reads it:
 //   layout: height, margin, title, legend (horizontal), showlegend, barmode (group | overlay | stack),
@@ -95,7 +97,7 @@ function axisValues(trace, letter) {
   return trace[letter] || [];
 }
 
-function buildAxis(id, spec, traces, letter) {
+function buildAxis(id, spec, traces, letter, axLen) {
   const values = traces.flatMap((t) => axisValues(t, letter)).filter((v) => v !== null && v !== undefined);
   const category = spec.type === "category" || values.some((v) => typeof v === "string");
   const axis = { id, spec, letter, category, title: titleOf(spec) };
@@ -112,42 +114,55 @@ function buildAxis(id, spec, traces, letter) {
     axis.range = [...spec.range];
     return axis;
   }
-  let lo = Infinity;
-  let hi = -Infinity;
-  let padded = false;
+  // Plotly's autorange (plotly.js 4.1, plots/cartesian/autorange.js): each trace contributes its extremes with a
+  // padding in pixels, a marker's radius, plus 5% of the axis length where the trace is "padded"; the range is the
+  // narrowest that keeps every extreme that far inside. Scatter pads x only with markers or text, y always; a bar's
+  // position axis spans its bars unpadded, its value axis reaches 0 and is padded at the far end; a heatmap spans
+  // its cells unpadded; "tozero" pins 0 unpadded.
+  const extremes = []; // [value, padding in pixels]
+  const pad5 = 0.05 * axLen;
+  let tozero = spec.rangemode === "tozero";
   for (const t of traces) {
     const vs = axisValues(t, letter).filter(isNumber);
     if (!vs.length) continue;
+    const [min, max] = [Math.min(...vs), Math.max(...vs)];
     const valueAxis = t.type === "bar" && (t.orientation === "h" ? letter === "x" : letter === "y");
     if (t.type === "heatmap") {
       const step = vs.length > 1 ? (vs[vs.length - 1] - vs[0]) / (vs.length - 1) : 1;
-      lo = Math.min(lo, vs[0] - step / 2);
-      hi = Math.max(hi, vs[vs.length - 1] + step / 2);
-      continue;
-    }
-    if (valueAxis) {
-      const stacked = tracesStackTotals(traces, letter);
-      lo = Math.min(lo, 0, ...vs);
-      hi = Math.max(hi, 0, ...vs, ...stacked);
+      extremes.push([vs[0] - step / 2, 0], [vs[vs.length - 1] + step / 2, 0]);
+    } else if (valueAxis) {
+      tozero = true;
       const errors = t.error_y?.array || [];
-      vs.forEach((v, i) => (hi = Math.max(hi, v + (errors[i] || 0))));
+      const tops = vs.map((v, i) => v + (errors[i] || 0));
+      extremes.push([min, pad5], [Math.max(...tops, ...tracesStackTotals(traces, letter)), pad5]);
+    } else if (t.type === "bar") {
+      extremes.push([min - 0.5, 0], [max + 0.5, 0]);
     } else {
-      lo = Math.min(lo, ...vs);
-      hi = Math.max(hi, ...vs);
-      if (t.type === "bar") {
-        lo -= 0.5;
-        hi += 0.5;
-      } else if ((t.mode || "").includes("markers")) padded = true; // Plotly pads for markers, not lines
+      const mode = t.mode || "lines+markers";
+      const markers = /markers/.test(mode);
+      const ppad = markers ? (t.marker?.size ?? 6) / 2 + (t.marker?.line?.width ?? 0) : 0;
+      const padded = letter === "y" ? !/^tozero|^tonext/.test(t.fill || "") : markers || /text/.test(mode) || Boolean(t.error_y?.visible);
+      extremes.push([min, ppad + (padded ? pad5 : 0)], [max, ppad + (padded ? pad5 : 0)]);
     }
   }
-  if (!Number.isFinite(lo)) [lo, hi] = [0, 1];
-  if (spec.rangemode === "tozero") lo = Math.min(lo, 0);
-  if (hi === lo) [lo, hi] = [lo - 1, hi + 1];
-  if (padded) {
-    const pad = (hi - lo) * 0.05;
-    if (!(spec.rangemode === "tozero" && lo === 0)) lo -= pad;
-    hi += pad;
+  if (!extremes.length) extremes.push([0, 0], [1, 0]);
+  if (tozero) {
+    // 0 is in the range, and an end at 0 has no padding.
+    extremes.push([0, 0]);
+    for (const e of extremes) if (e[0] === 0) e[1] = 0;
   }
+  let best = null;
+  for (const a of extremes) {
+    for (const b of extremes) {
+      const dv = b[0] - a[0];
+      const dp = axLen - a[1] - b[1];
+      if (dv > 0 && dp > 0 && (!best || dv / dp > best.m)) best = { m: dv / dp, a, b };
+    }
+  }
+  let lo;
+  let hi;
+  if (best) [lo, hi] = [best.a[0] - best.m * best.a[1], best.b[0] + best.m * best.b[1]];
+  else [lo, hi] = [extremes[0][0] - 1, extremes[0][0] + 1];
   axis.range = [lo, hi];
   return axis;
 }
@@ -197,6 +212,10 @@ function legendEntries(figure) {
     if (key) seen.add(key);
     out.push(t);
   }
+  // Stacked bars and stacked fills list top first (Plotly's default traceorder "reversed" for them).
+  const order = figure.layout.legend?.traceorder;
+  const stacked = figure.data.some((t) => (t.type === "bar" && ["stack", "relative"].includes(figure.layout.barmode)) || /^tonext/.test(t.fill || ""));
+  if (order ? order.includes("reversed") : stacked) out.reverse();
   // Plotly hides the legend of a single trace unless asked to show it.
   return out.length > 1 || figure.layout.showlegend === true ? out : [];
 }
@@ -560,11 +579,12 @@ function drawScene(g, figure, box, theme) {
       symbol(g, p[0], p[1], (m.size ?? 6) * 1.2, m.symbol, m.color || theme.fg, m.line, t.opacity);
     });
   }
+  return ranges;
 }
 
 // --- the figure ---------------------------------------------------------------------------------------------
 
-// theme: {fg, grid, zero, font, series: [colour]} (lab.js resolves them from Material's palette)
+// theme: {fg, grid, zero, font, series: [colour]} (charts.js resolves them from Material's palette)
 // width: the target's width in pixels, if the caller has read it already (reading it forces a layout)
 export function sketch(target, figure, theme, width = target.clientWidth) {
   const layout = figure.layout || {};
@@ -618,9 +638,12 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
     }
   });
 
+  // Plotly hides a trace without points (visible: false): it is not counted as drawn.
+  svg.dataset.traces = String(data.filter((t) => (t.type === "heatmap" ? t.z : t.x || t.y || [])?.length).length);
   if (hasScene) {
     const top = legendTop + legendHeight + 4;
-    drawScene(node("g", { class: "sd-sketch-scene" }, svg), fig, { x: margin.l, y: top, w: width - margin.l - margin.r, h: height - top - margin.b }, theme);
+    const ranges = drawScene(node("g", { class: "sd-sketch-scene" }, svg), fig, { x: margin.l, y: top, w: width - margin.l - margin.r, h: height - top - margin.b }, theme);
+    svg.dataset.ranges = JSON.stringify({ "scene.x": ranges[0], "scene.y": ranges[1], "scene.z": ranges[2] });
     target.append(svg);
     return svg;
   }
@@ -642,9 +665,9 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
     for (const id of ids[letter]) {
       const spec = layout[layoutKey(id)] || {};
       const own = data.filter((t) => (t[`${letter}axis`] || letter) === id);
-      const axis = buildAxis(id, spec, own, letter);
       const overlay = spec.overlaying ? layout[layoutKey(spec.overlaying)] || {} : null;
       const domain = (overlay || spec).domain || [0, 1];
+      const axis = buildAxis(id, spec, own, letter, Math.abs(domain[1] - domain[0]) * (letter === "x" ? plot.w : plot.h));
       if (letter === "x") {
         const [a, b] = [plot.x + domain[0] * plot.w, plot.x + domain[1] * plot.w];
         axis.pixels = [a, b];
@@ -659,6 +682,7 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
     }
   }
   for (const t of data) delete t._stacked;
+  svg.dataset.ranges = JSON.stringify(Object.fromEntries(Object.values(axes).filter((a) => a.used).map((a) => [a.id, a.range])));
 
   const gridLayer = node("g", { class: "sd-sketch-grid" }, svg);
   const marks = node("g", { class: "sd-sketch-marks" }, svg);

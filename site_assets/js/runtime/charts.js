@@ -1,0 +1,217 @@
+// Charts: a static sketch first, then Plotly's partial bundles; the light/dark theme applied to every figure.
+//
+//   render(target, figure)   Promise: draws the figure with the current theme; the newest figure for a target
+//                            wins. Until the figure's Plotly bundle has loaded it is sketched (sketch.js); then
+//                            Plotly.react draws it. Redrawn by itself when the reader toggles the palette. Marks the
+//                            target data-sd-engine="sketch" | "plotly" and counts data-sd-renders.
+//   startPlotly()            Plotly may load from now on (Python is ready, or has failed): loads the bundles the
+//                            sketched charts need and redraws them; rejects if a bundle cannot load
+//   retryPlotly()            a bundle that failed to load may be asked for again (Retry)
+//   purge(target)            Plotly.purge, and the target leaves every registry here
+//   preload(root)            prefetches (idle priority) the bundles root's build-time figures need
+//   chartCount()             charts registered (for the leak test)
+//
+// Two bundles of plotly.js 4.1.1 (PLATFORM.md): "cartesian" (1.5 MB: bar, scatter, heatmap) for 2D figures, and
+// "gl3d" (1.75 MB) only where a figure holds a 3D trace. Each defines window.Plotly when it runs; it is taken from
+// there at once and the global restored, so both can live in one page and no chart depends on a global.
+// Plotly waits for Python: parsing it during Pyodide's boot slows the boot (see sketch.js for the measurement).
+// <html data-sd-charts> reads "sketch" while any chart is a sketch, "plotly" once Plotly draws them all.
+
+import { SDError } from "./python.js";
+import { sketch } from "./sketch.js";
+
+const SITE = new URL("../../", import.meta.url);
+const BUNDLES = { cartesian: "vendor/plotly-cartesian.min.js", gl3d: "vendor/plotly-gl3d.min.js" };
+const GL3D = new Set(["scatter3d", "mesh3d", "surface", "isosurface", "volume", "cone", "streamtube"]);
+const PLOT_CONFIG = { responsive: true, displaylogo: false, displayModeBar: "hover" };
+
+const loads = new Map(); // bundle name -> Promise<Plotly>
+const loaded = new Map(); // bundle name -> Plotly, once its script has run
+const charts = new Set(); // targets drawn (or about to be), redrawn when the palette changes
+let plotlyWanted = false; // Plotly may load: Python is ready, or has failed
+
+export function bundleFor(figure) {
+  return (figure.data || []).some((trace) => GL3D.has(trace.type)) ? "gl3d" : "cartesian";
+}
+
+function load(bundle) {
+  if (loads.has(bundle)) return loads.get(bundle);
+  const promise = new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = new URL(BUNDLES[bundle], SITE).href;
+    const before = Object.getOwnPropertyDescriptor(window, "Plotly");
+    // The load event fires right after the script has run, before any other script: window.Plotly is this one.
+    script.onload = () => {
+      const Plotly = window.Plotly;
+      if (before) Object.defineProperty(window, "Plotly", before);
+      else delete window.Plotly;
+      delete window.moduleName; // the bundles' UMD wrapper also leaves this behind
+      script.remove();
+      loaded.set(bundle, Plotly);
+      resolve(Plotly);
+    };
+    script.onerror = () => {
+      script.remove();
+      const title = "Interactive charts unavailable";
+      reject(new SDError({ title, traceback_last_line: `Plotly failed to load (${BUNDLES[bundle]}): the charts stay static` }));
+    };
+    document.head.append(script);
+  });
+  loads.set(bundle, promise);
+  return promise;
+}
+
+// Prefetch (idle priority, not parsed) the bundles root's build-time figures need: on a real network the script
+// is then at hand once Python is ready.
+export function preload(root) {
+  const types = new Set();
+  for (const t of root.querySelectorAll("template[data-sd-initial]")) {
+    for (const [, type] of t.content.textContent.matchAll(/"type":"([a-z0-9]+)"/g)) types.add(type);
+  }
+  for (const bundle of new Set([...types].map((type) => (GL3D.has(type) ? "gl3d" : "cartesian")))) {
+    const href = new URL(BUNDLES[bundle], SITE).href;
+    if (loads.has(bundle) || document.head.querySelector(`link[rel=prefetch][href="${href}"]`)) continue;
+    document.head.append(Object.assign(document.createElement("link"), { rel: "prefetch", href }));
+  }
+}
+
+// Material's palette as concrete colours: custom properties resolved through a probe element.
+// Cached per colour scheme: reading custom properties forces a style recalculation, costly on every redraw.
+let paletteCache = null;
+
+function palette() {
+  const key = ["scheme", "primary", "accent"].map((k) => document.body.getAttribute(`data-md-color-${k}`)).join(" ");
+  if (paletteCache?.key === key) return paletteCache.colors;
+  const probe = document.createElement("span");
+  probe.style.display = "none";
+  document.body.append(probe);
+  const read = (variable) => {
+    probe.style.color = `var(${variable})`;
+    return getComputedStyle(probe).color;
+  };
+  const colors = {
+    fg: read("--md-default-fg-color"),
+    lighter: read("--md-default-fg-color--lighter"),
+    lightest: read("--md-default-fg-color--lightest"),
+    bg: read("--md-default-bg-color"),
+    font: getComputedStyle(document.body).fontFamily,
+  };
+  probe.remove();
+  paletteCache = { key, colors };
+  return colors;
+}
+
+function themed(figure) {
+  const c = palette();
+  const layout = structuredClone(figure.layout || {});
+  const axis = (ax) => ({ gridcolor: c.lightest, zerolinecolor: c.lighter, linecolor: c.lighter, tickcolor: c.lighter, ...ax });
+  layout.paper_bgcolor = "rgba(0,0,0,0)";
+  layout.plot_bgcolor = "rgba(0,0,0,0)";
+  layout.font = { family: c.font, color: c.fg, ...(layout.font || {}) };
+  layout.hoverlabel = { bgcolor: c.bg, bordercolor: c.lighter, font: { color: c.fg }, ...(layout.hoverlabel || {}) };
+  layout.legend = { bgcolor: "rgba(0,0,0,0)", ...(layout.legend || {}) };
+  for (const key of Object.keys(layout)) if (/^[xy]axis\d*$/.test(key)) layout[key] = axis(layout[key]);
+  layout.xaxis ??= axis({});
+  layout.yaxis ??= axis({});
+  for (const key of Object.keys(layout)) {
+    if (!/^scene\d*$/.test(key)) continue;
+    const scene = layout[key];
+    scene.bgcolor ??= "rgba(0,0,0,0)";
+    for (const ax of ["xaxis", "yaxis", "zaxis"]) scene[ax] = { backgroundcolor: "rgba(0,0,0,0)", ...axis(scene[ax] || {}) };
+  }
+  return { data: structuredClone(figure.data || []), layout };
+}
+
+// The sketch's colours: the same palette themed() gives Plotly.
+function sketchTheme() {
+  const c = palette();
+  return { fg: c.fg, grid: c.lightest, zero: c.lighter, font: c.font, series: ["#1f77b4"] };
+}
+
+// Sketches are drawn in one batch per task: every chart's width is read first (one layout), then all are drawn.
+const sketches = new Map(); // target -> themed figure
+let sketching = null;
+
+function queueSketch(target, figure) {
+  document.documentElement.dataset.sdCharts = "sketch";
+  sketches.set(target, figure);
+  sketching ??= Promise.resolve().then(() => {
+    const jobs = [...sketches];
+    sketches.clear();
+    sketching = null;
+    const theme = sketchTheme();
+    const widths = jobs.map(([el]) => el.clientWidth);
+    jobs.forEach(([el, fig], i) => {
+      if (el._sdFigure !== fig || !charts.has(el)) return; // Plotly took over, or the chart went, meanwhile
+      if (el._sdPlotly) el._sdPlotly.purge(el);
+      delete el._sdPlotly;
+      el.querySelector(":scope > svg.sd-sketch")?.remove();
+      sketch(el, themed(fig), theme, widths[i]);
+      el.dataset.sdEngine = "sketch";
+      el.dataset.sdRenders = String(Number(el.dataset.sdRenders || 0) + 1);
+    });
+  });
+  return sketching;
+}
+
+async function draw(target, Plotly, figure) {
+  if (target._sdFigure !== figure || !charts.has(target)) return; // a newer figure came, or the chart was purged
+  if (target._sdPlotly && target._sdPlotly !== Plotly) target._sdPlotly.purge(target);
+  target._sdPlotly = Plotly;
+  sketches.delete(target);
+  target.querySelector(":scope > svg.sd-sketch")?.remove();
+  const { data, layout } = themed(figure);
+  await Plotly.react(target, data, layout, PLOT_CONFIG);
+  if (!charts.has(target)) return;
+  target.dataset.sdEngine = "plotly";
+  target.dataset.sdRenders = String(Number(target.dataset.sdRenders || 0) + 1);
+}
+
+export async function render(target, figure) {
+  target._sdFigure = figure;
+  charts.add(target);
+  const Plotly = loaded.get(bundleFor(figure));
+  if (Plotly) return draw(target, Plotly, figure);
+  await queueSketch(target, figure);
+  if (plotlyWanted) await upgrade();
+}
+
+// Loads the bundles the sketched charts need, and lets Plotly draw them.
+async function upgrade() {
+  const sketched = () => [...charts].filter((t) => t.isConnected && t._sdFigure && !t._sdPlotly);
+  await Promise.all([...new Set(sketched().map((t) => bundleFor(t._sdFigure)))].map(load));
+  await Promise.all(sketched().map((t) => draw(t, loaded.get(bundleFor(t._sdFigure)), t._sdFigure)));
+  if (!sketched().length) document.documentElement.dataset.sdCharts = "plotly";
+}
+
+// Retry: a bundle that failed to load is asked for again by the next render.
+export function retryPlotly() {
+  for (const bundle of loads.keys()) if (!loaded.has(bundle)) loads.delete(bundle);
+}
+
+export function startPlotly() {
+  plotlyWanted = true;
+  return upgrade();
+}
+
+export function purge(target) {
+  charts.delete(target);
+  sketches.delete(target);
+  // Plotly.purge (4.1.1) leaves a 3D scene's WebGL context alive until the canvas is collected, and browsers keep
+  // only 16: give it back now.
+  for (const canvas of target.querySelectorAll("canvas")) canvas.getContext("webgl")?.getExtension("WEBGL_lose_context")?.loseContext();
+  target._sdPlotly?.purge(target);
+  delete target._sdPlotly;
+  delete target._sdFigure;
+}
+
+export function chartCount() {
+  return charts.size;
+}
+
+// The palette toggle: every chart on the page is drawn again in the new colours.
+new MutationObserver(() => {
+  for (const target of charts) {
+    if (target._sdFigure) render(target, target._sdFigure).catch((err) => console.error("[lab] chart redraw failed", err));
+  }
+}).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });

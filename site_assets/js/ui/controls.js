@@ -1,0 +1,151 @@
+// Form controls with visible labels, metric tiles, and small DOM helpers. A control is described by data:
+//
+//   {key, label, kind, value, min, max, step, format, options, url, live}
+//     kind    "range" (default) | "number" | "select" | "text" | "choice" (a group of toggle buttons)
+//     options [[value, label], ...] for "select" and "choice"
+//     format  value -> text shown beside a range (and in "computing for …" notes)
+//     url     true: the value lives in the page's query string under `key` (ui/url.js)
+//     live    false: changing it does not ask Python for a new result (a seed only a button uses, say)
+//
+// control(spec, id) -> {spec, root, input, value (get/set), event}: `event` is the DOM event that commits a change.
+
+let uid = 0;
+
+export function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export function formatNumber(value) {
+  if (typeof value !== "number") return String(value);
+  if (Number.isInteger(value)) return value.toLocaleString("en");
+  return Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(3);
+}
+
+export const fixed = (digits) => (v) => Number(v).toFixed(digits);
+
+export function button(label, className = "") {
+  const b = el("button", `md-button ${className}`.trim(), label);
+  b.type = "button";
+  return b;
+}
+
+function labelled(kind, spec, id, field) {
+  const root = el("div", `sd-control sd-control--${kind}`);
+  const label = el("label", "", spec.label);
+  label.htmlFor = id;
+  field.id = id;
+  root.append(label, field);
+  return root;
+}
+
+const builders = {
+  range(spec, id) {
+    const input = Object.assign(el("input"), { type: "range", name: spec.key, min: spec.min, max: spec.max, step: spec.step });
+    const root = labelled("range", spec, id, input);
+    root.classList.remove("sd-control--range");
+    const output = el("output");
+    output.htmlFor = id;
+    root.append(output);
+    const show = () => {
+      output.textContent = (spec.format || formatNumber)(Number(input.value));
+      input.setAttribute("aria-valuetext", output.textContent);
+    };
+    input.addEventListener("input", show);
+    return { root, input, event: "input", get: () => Number(input.value), set: (v) => ((input.value = v), show()) };
+  },
+  number(spec, id) {
+    const input = Object.assign(el("input"), { type: "number", name: spec.key, min: spec.min, max: spec.max, step: spec.step ?? 1 });
+    input.inputMode = "numeric";
+    const root = labelled("number", spec, id, input);
+    return { root, input, event: "change", get: () => Number(input.value), set: (v) => (input.value = v) };
+  },
+  select(spec, id) {
+    const input = el("select");
+    input.name = spec.key;
+    for (const [value, label] of spec.options) input.append(new Option(label, value));
+    return { root: labelled("select", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
+  },
+  text(spec, id) {
+    const input = Object.assign(el("input"), { type: "text", name: spec.key, spellcheck: false, autocomplete: "off" });
+    if (spec.maxLength) input.maxLength = spec.maxLength;
+    return { root: labelled("text", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
+  },
+  choice(spec) {
+    const root = el("div", spec.className || "sd-choice");
+    root.setAttribute("role", "group");
+    root.setAttribute("aria-label", spec.label);
+    let value = spec.value;
+    const buttons = spec.options.map(([v, label]) => {
+      const b = button(label);
+      b.dataset.value = v;
+      root.append(b);
+      return b;
+    });
+    const set = (v) => {
+      value = v;
+      for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.value === v));
+    };
+    // A pressed button commits its value; the group dispatches "change" so it reads like any other control.
+    root.addEventListener("click", (event) => {
+      const b = event.target.closest("button");
+      if (!b) return;
+      set(b.dataset.value);
+      root.dispatchEvent(new Event("change"));
+    });
+    return { root, input: root, event: "change", get: () => value, set };
+  },
+};
+
+export function control(spec, name) {
+  const id = `sd-${name}-${spec.key}-${++uid}`;
+  const made = builders[spec.kind || "range"](spec, id);
+  made.set(spec.value);
+  if (spec.hidden) made.root.hidden = true;
+  return {
+    spec,
+    root: made.root,
+    input: made.input,
+    event: made.event,
+    get value() {
+      return made.get();
+    },
+    set value(v) {
+      made.set(v);
+    },
+  };
+}
+
+// Metric tiles: [{name, label}] -> <dl> of label and an <output data-metric=name> (aria-live) per metric.
+export function tiles(items) {
+  const root = el("dl", "sd-metrics");
+  for (const { name, label } of items) {
+    const item = el("div", "sd-metric");
+    const out = el("output", "", "…");
+    out.dataset.metric = name;
+    out.setAttribute("aria-live", "polite");
+    const dd = el("dd");
+    dd.append(out);
+    item.append(el("dt", "", label), dd);
+    root.append(item);
+  }
+  return root;
+}
+
+// Sets data-value (the raw number; "" for none) and the text of every [data-metric=name] inside root.
+export function setMetric(root, name, value, text) {
+  for (const out of root.querySelectorAll(`[data-metric="${name}"]`)) {
+    out.dataset.value = value === null || value === undefined ? "" : String(value);
+    out.textContent = text ?? formatNumber(value);
+  }
+}
+
+// A metric whose number is not known (nothing measured yet, or no result for the current controls).
+export function clearMetric(root, name, text = "…") {
+  for (const out of root.querySelectorAll(`[data-metric="${name}"]`)) {
+    delete out.dataset.value;
+    out.textContent = text;
+  }
+}

@@ -1,0 +1,318 @@
+// The one binding: a widget module declares its controls, handler, metrics and view; this file does the rest.
+//
+// A page holds placeholders <div class="sd-widget" data-widget="NAME"> with inert JSON in
+// <template data-sd-settings> (its "handler" and "args") and the build-time result in <template data-sd-initial>.
+// mountAll(root) imports js/widgets/NAME.js on demand and binds its default export, an object (or a function of
+// the settings returning one):
+//
+//   export default {
+//     handler: "bonus.simulate",             // default: settings.handler
+//     controls: [{key, label, ...}],         // or settings => [...]; see ui/controls.js
+//     metrics: [{name, label, format}],      // tiles; format(value, allMetrics) -> text
+//     args: (values, settings, extra) => ({...}),   // default: {...settings.args, ...values, ...extra}; a view
+//                                            // may return its own args (when they hold state of its own)
+//     live: true,                            // false: no call until the view asks (a Run button, say)
+//     view(ctx) { ...build the DOM...; return { paint(result, args), adopt?(result, args), args?, cleanup?() } },
+//   };
+//
+// What the binding does:
+// - first paint: the build-time result is painted only when the controls' state (after the URL) asks for the
+//   same arguments it was computed with; otherwise the widget says "Computing for γ = 8…" until Python answers;
+// - the live loop: every committed control change bumps the state's version, writes url controls back to the query
+//   and asks for a result. One call runs at a time; a waiting refresh is replaced by a newer one (latest wins), a
+//   queued action (ctx.request with an action) is never dropped. A result is painted only if the state has not
+//   changed since it was asked for (a refresh: since it was sent; an action: since the reader asked for it);
+//   `adopt` (if any) sees every result, painted or not (a run's state);
+// - errors: a banner with Retry on the widget (the page's, when the worker itself failed) and console.error;
+// - unmount: listeners added through ctx.on or ctx.signal go, charts are purged, the placeholder is restored.
+//
+// The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
+// values(), set(patch), group(class, keys),
+// chart(label), render(chart, figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text),
+// clearMetric(name, text), request(action?), call(handler, args, {signal}), task(), on(target, type, fn),
+// button(label, onClick, class), notice(text), markLive(), report(error), onStatus(fn). A view's args may return
+// null: nothing is asked of Python for that state.
+//   request(action) -> Promise<result | null>: null when the result was not painted (the state moved on).
+//   action: {extra, handler, args(values), paint(result, args), adopt(result, args)}, all optional.
+
+import { render, purge } from "../runtime/charts.js";
+import { SDError, onStatus, python } from "../runtime/python.js";
+import { button, clearMetric, control, el as element, formatNumber, setMetric, tiles } from "./controls.js";
+import { banner, showError } from "./status.js";
+import { PARAMS, readQuery, writeQuery } from "./url.js";
+
+const mounted = new Map(); // placeholder -> {controller, charts, original, cleanup}
+const modules = new Map(); // widget name -> import promise
+const failedLoads = new Map(); // widget name -> failed attempts
+let retryAll = () => {};
+
+export const widgetCount = () => mounted.size;
+export const setRetry = (retry) => (retryAll = retry);
+
+const aborted = () => new DOMException("the widget was unmounted or stopped", "AbortError");
+
+function readTemplate(el, attribute) {
+  const template = el.querySelector(`:scope > template[${attribute}]`);
+  return template ? JSON.parse(template.content.textContent) : null;
+}
+
+function loadModule(name) {
+  if (!modules.has(name)) {
+    const url = new URL(`../widgets/${name}.js`, import.meta.url);
+    const attempts = failedLoads.get(name) || 0;
+    // The browser remembers a failed module URL: a later attempt (Retry) asks for a fresh one.
+    if (attempts) url.searchParams.set("attempt", String(attempts + 1));
+    const promise = import(url.href).catch((err) => {
+      modules.delete(name);
+      failedLoads.set(name, attempts + 1);
+      throw new SDError({ title: "This widget failed to load", traceback_last_line: `the ${name} widget failed to load (${url.pathname}): ${err?.message || err}` });
+    });
+    modules.set(name, promise);
+  }
+  return modules.get(name);
+}
+
+// An error on one widget: the page's banner covers a failed worker; anything else gets the widget's own.
+function report(el, err) {
+  if (err?.name === "AbortError") return;
+  const error = err instanceof SDError ? err : Object.assign(new SDError({ title: "This widget failed", traceback_last_line: String(err?.message || err) }), { traceback: err?.stack });
+  if (err instanceof Error && err !== error) {
+    console.error(`[lab] widget ${el.dataset.widget}:`, err);
+    err.shown = error.shown = true;
+  }
+  if (error.fatal) {
+    if (!error.shown) showError(error, retryAll);
+    const pending = el.querySelector(":scope > .sd-pending");
+    if (pending) pending.textContent = "These settings need Python, which is not running (see the error above).";
+    return;
+  }
+  if (error.title === "Interactive charts unavailable") {
+    if (!error.shown) showError(error, retryAll); // one banner for the page: its charts stay sketches
+    return;
+  }
+  el.querySelector(":scope > .sd-error")?.remove();
+  el.prepend(banner(error, retryAll));
+}
+
+function bind(el, definition, entry) {
+  const settings = readTemplate(el, "data-sd-settings") || {};
+  const initial = readTemplate(el, "data-sd-initial");
+  const def = typeof definition === "function" ? definition(settings) : definition;
+  const { signal } = entry.controller;
+  const specs = (typeof def.controls === "function" ? def.controls(settings) : def.controls) || [];
+  const { values: fromUrl, notes } = readQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, s])));
+  const controls = {};
+  for (const spec of specs) controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
+  const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
+  const values = () => Object.fromEntries(specs.map((s) => [s.key, controls[s.key].value]));
+  let view = null;
+  const argsOf = (v, extra) => (view?.args || def.args)?.(v, settings, extra) ?? { ...settings.args, ...v, ...extra };
+  const handler = def.handler || settings.handler;
+  const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
+  const writeUrl = () => {
+    const url = specs.filter((s) => s.url);
+    if (url.length) writeQuery(Object.fromEntries(url.map((s) => [s.key, controls[s.key].value])));
+  };
+  let version = 0;
+  let pending = null; // the "computing for …" note, while no result matches the controls
+
+  // Every paint is counted (data-sd-paints): tests wait on it rather than on time.
+  const painted = () => {
+    pending?.remove();
+    pending = null;
+    el.dataset.sdPaints = String(Number(el.dataset.sdPaints || 0) + 1);
+  };
+  const on = (target, type, fn, options = {}) => target.addEventListener(type, fn, { ...options, signal });
+  const guard = (fn) => (...a) => {
+    try {
+      const out = fn(...a);
+      if (out instanceof Promise) out.catch((err) => report(el, err));
+    } catch (err) {
+      report(el, err);
+    }
+  };
+
+  // --- the request loop: one call in flight; a queued refresh is replaced by a newer one, actions are kept.
+  const queue = [];
+  let busy = false;
+  const request = (action = null) =>
+    new Promise((resolve, reject) => {
+      if (action === null && queue.at(-1)?.action === null) queue.pop().resolve(null);
+      queue.push({ action, asked: version, resolve, reject });
+      pump();
+    });
+  async function pump() {
+    if (busy || !queue.length || signal.aborted) return;
+    busy = true;
+    const { action, asked: askedFor, resolve, reject } = queue.shift();
+    try {
+      await python.ready;
+      // The state this result is for: an action's is the one it was asked in (a Sample press belongs to the pair
+      // on screen then); a refresh's is the controls' state now, from which its args are read.
+      const asked = action ? askedFor : version;
+      const args = action?.args ? action.args(values()) : argsOf(values(), action?.extra);
+      if (args === null) return resolve(null); // the view says these controls cannot be computed (and why)
+      const result = await ctx.call(action?.handler || handler, args);
+      (action?.adopt || view.adopt)?.(result, args);
+      if (asked !== version) return resolve(null); // the controls moved on: a newer request paints their result
+      await (action?.paint || view.paint)(result, args);
+      painted();
+      resolve(result);
+    } catch (err) {
+      report(el, err);
+      reject(err);
+    } finally {
+      busy = false;
+      pump();
+    }
+  }
+  // Its failures are on screen and in the console already (report); lab.js keeps them out of "unhandled".
+  const refresh = () => void request();
+
+  const ctx = {
+    el,
+    settings,
+    initial,
+    signal,
+    controls,
+    start,
+    values,
+    request,
+    on,
+    onStatus: (fn) => signal.addEventListener("abort", onStatus(fn), { once: true }),
+    markLive: () => (el.dataset.sdLive = "true"),
+    report: (err) => report(el, err),
+    // Changes controls as if the reader had: the state moves on, the URL follows, a new result is asked for.
+    set(patch, { quiet = false } = {}) {
+      for (const [key, value] of Object.entries(patch)) controls[key].value = value;
+      version += 1;
+      writeUrl();
+      if (!quiet) refresh();
+    },
+    group(className, keys = specs.map((s) => s.key)) {
+      const div = element("div", className);
+      div.append(...keys.map((key) => controls[key].root));
+      return div;
+    },
+    chart(label) {
+      // role=figure (not img): Plotly's mode bar puts focusable buttons inside the chart.
+      const div = element("div", "sd-chart");
+      div.setAttribute("role", "figure");
+      div.setAttribute("aria-label", label);
+      entry.charts.add(div);
+      return div;
+    },
+    render: (target, figure) => render(target, figure).catch((err) => report(el, err)),
+    // Tiles for def.metrics, or for some of them (by name), or for the items given.
+    tiles: (items = def.metrics) => tiles(items.map((i) => (typeof i === "string" ? def.metrics.find((m) => m.name === i) : i))),
+    setMetric: (name, value, text) => setMetric(el, name, value, text),
+    clearMetric: (name, text) => clearMetric(el, name, text),
+    setMetrics(metrics) {
+      for (const [name, value] of Object.entries(metrics)) setMetric(el, name, value, formats[name]?.(value, metrics) ?? formatNumber(value));
+    },
+    async call(name, args, options = {}) {
+      const result = await python.call(name, args);
+      if (signal.aborted || options.signal?.aborted) throw aborted();
+      el.dataset.sdLive = "true";
+      el.querySelector(":scope > .sd-error")?.remove();
+      return result;
+    },
+    task() {
+      const controller = new AbortController();
+      signal.addEventListener("abort", () => controller.abort(), { once: true, signal: controller.signal });
+      return { signal: controller.signal, stop: () => controller.abort() };
+    },
+    button(label, onClick, className = "") {
+      const b = button(label, className);
+      b.addEventListener("click", guard(onClick));
+      return b;
+    },
+    notice(text) {
+      const note = element("p", "sd-notice", text);
+      note.setAttribute("role", "status");
+      const notes = el.querySelectorAll(":scope > .sd-notice");
+      if (notes.length) notes[notes.length - 1].after(note);
+      else el.prepend(note);
+      return note;
+    },
+  };
+
+  view = def.view(ctx);
+  entry.cleanup = view.cleanup || null;
+  for (const note of notes) ctx.notice(note);
+  for (const spec of specs) {
+    const c = controls[spec.key];
+    if (spec.live !== false) c.input.dataset.sdRefresh = ""; // a change asks Python for a new result
+    c.input.addEventListener(c.event, guard(() => {
+      if (spec.kind === "number") c.value = clampNumber(c.value, spec);
+      version += 1;
+      if (spec.url) writeUrl();
+      spec.onChange?.(ctx, c.value);
+      if (spec.live !== false) refresh();
+    }));
+  }
+  if (notes.length) writeUrl(); // the link in the address bar is the corrected one
+
+  // First paint: the build-time result, if it answers the controls' state; else a visible "computing" state.
+  const now = values();
+  if (initial && JSON.stringify(argsOf(now)) === JSON.stringify(argsOf(start))) {
+    guard(view.paint)(initial, argsOf(now));
+    painted();
+  } else if (initial) {
+    const changed = specs.filter((s) => now[s.key] !== start[s.key]);
+    const said = changed.map((s) => `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`);
+    pending = element("p", "sd-pending", `Computing for ${said.join(", ")}…`);
+    pending.setAttribute("role", "status");
+    pending.dataset.sdPending = "";
+    const notes = el.querySelectorAll(":scope > .sd-notice");
+    if (notes.length) notes[notes.length - 1].after(pending);
+    else el.prepend(pending);
+  }
+  if (def.live !== false) refresh();
+}
+
+function clampNumber(value, { min, max, step = 1, value: fallback }) {
+  const v = Number.isFinite(value) ? value : fallback;
+  return Math.min(max ?? Infinity, Math.max(min ?? -Infinity, step === 1 ? Math.round(v) : v));
+}
+
+async function mount(el) {
+  if (el.dataset.sdMounted) return; // mounting twice is harmless
+  el.dataset.sdMounted = "true";
+  const entry = { controller: new AbortController(), charts: new Set(), original: el.innerHTML, cleanup: null };
+  mounted.set(el, entry);
+  try {
+    const module = await loadModule(el.dataset.widget);
+    if (!entry.controller.signal.aborted) bind(el, module.default, entry);
+  } catch (err) {
+    report(el, err);
+  }
+}
+
+export function unmount(el) {
+  const entry = mounted.get(el);
+  if (!entry) return;
+  mounted.delete(el);
+  entry.controller.abort();
+  try {
+    entry.cleanup?.();
+  } catch (err) {
+    console.error(`[lab] cleanup of widget ${el.dataset.widget} failed`, err);
+  }
+  for (const chart of entry.charts) purge(chart);
+  if (el.isConnected) {
+    el.innerHTML = entry.original;
+    delete el.dataset.sdMounted;
+    delete el.dataset.sdLive;
+  }
+}
+
+export function mountAll(root = document) {
+  for (const el of [...mounted.keys()]) if (!el.isConnected) unmount(el); // left behind by instant navigation
+  for (const el of root.querySelectorAll(".sd-widget[data-widget]")) mount(el);
+}
+
+export function remountAll() {
+  for (const el of [...mounted.keys()]) unmount(el);
+  mountAll();
+}
