@@ -427,7 +427,7 @@ def static_imports(module: str) -> list[str]:
 
 
 def _preload(path: str) -> str:
-    return "<link rel=\"modulepreload\" href=\"{{ '" + path + "' | url }}\">"
+    return '<link rel="modulepreload" href="{{ \'' + path + "' | url }}\">"
 
 
 def widget_modules(names: Iterable[str]) -> Path:
@@ -445,7 +445,7 @@ def widget_modules(names: Iterable[str]) -> Path:
         extra = [path for path in static_imports(module) if path not in common]
         text += "{% if 'data-widget=\"" + name + "\"' in page.content %}"
         text += "".join(_preload(path) for path in extra)
-        text += "<script type=\"module\" src=\"{{ '" + module + "' | url }}\"></script>{% endif %}"
+        text += '<script type="module" src="{{ \'' + module + "' | url }}\"></script>{% endif %}"
     text += "{% endif %}\n"
     out = ASSETS / "overrides" / WIDGET_MODULES
     if not out.exists() or out.read_text("utf-8") != text:
