@@ -57,8 +57,8 @@ def value(widget: Any, name: str) -> float:
 def open_live(page: Any, path: str, widget_name: str) -> Any:
     page.goto(path)
     widget = page.locator(f'.sd-widget[data-widget="{widget_name}"]')
-    # The build-time paint (Plotly's chart, or a table), or the note that the URL asks for other numbers.
-    expect(widget.locator(".sd-chart .main-svg, table, .sd-pending").first).to_be_visible()
+    # The build-time paint (a sketch or Plotly's chart, or a table), or the note that the URL asks for other numbers.
+    expect(widget.locator(".sd-chart :is(svg.sd-sketch, .main-svg), table, .sd-pending").first).to_be_visible()
     status = page.locator("[data-sd-status]")
     expect(status).to_have_attribute("data-sd-status", "ready", timeout=60_000)
     expect(status).to_have_text(READY)
