@@ -90,6 +90,8 @@ window.SDLab = Object.freeze({
 });
 document.documentElement.dataset.sdCharts = "sketch";
 python.start();
+// benchmarks/bench_browser.py measures what loading Plotly with the page, before Python, would cost.
+if (window.__sdBench?.plotlyAtOnce) startPlotly().catch(chartsFailed);
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);
 else onPage();

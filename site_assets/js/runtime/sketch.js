@@ -1,10 +1,11 @@
 // A first paint without Plotly: draws the lab's figure dicts as a static SVG until Plotly has loaded.
 //
 // Even Plotly's partial bundles (1.5 MB cartesian, 1.75 MB gl3d) cannot draw a page's first chart within 0.3 s:
-// benchmarks/bench_browser.py measured 2.0 s (Playground) and 4.2 s (home) with the bundle loaded at once, against
-// 0.45 s for this sketch, and loading Plotly during Pyodide's boot slowed "ready" from 1.2x to 1.3-1.45x a bare
-// worker. So charts.js loads Plotly once Python is ready, and until then every chart is drawn here, from the same
-// figure dict Plotly will get. The SVG records what it drew (data-traces, data-ranges per axis, the legend's
+// benchmarks/bench_browser.py ("Plotly at once" rows) measured the first Plotly chart at 2.0-2.9 s on the
+// Playground and 3.9-4.2 s on the home page of a loaded 2-core machine, against 0.45-0.73 s for this sketch, and
+// loading Plotly during Pyodide's boot slowed "ready" by a further 0.1-0.5x a bare worker's start-up. So charts.js
+// loads Plotly once Python is ready, and until then every chart is drawn here, from the same figure dict Plotly
+// will get. The SVG records what it drew (data-traces, data-ranges per axis, the legend's
 // text) so tests/browser/test_site.py can check the sketch against Plotly's own drawing of the same figure.
 //
 // Scope: the subset of Plotly's figure schema that specdec_core.web builds, read the way Plotly reads it:
