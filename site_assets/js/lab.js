@@ -87,6 +87,7 @@ window.SDLab = Object.freeze({
   writeQuery,
   PARAMS,
   retry: retryAll,
+  site: new URL("../", import.meta.url).href, // the site's root, whatever sub-path it is served under
 });
 document.documentElement.dataset.sdCharts = "sketch";
 python.start();

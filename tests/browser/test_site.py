@@ -350,6 +350,7 @@ GAMMA_FROM_URL = [
 ]
 
 
+@no_service_worker
 @pytest.mark.parametrize(("path", "name"), GAMMA_FROM_URL, ids=[p for p, _ in GAMMA_FROM_URL])
 def test_first_paint_honours_the_url_and_never_shows_stale_numbers(
     page: Any, server: SiteServer, path: str, name: str
