@@ -67,10 +67,10 @@ from typing import Any, Literal, Protocol, TypeVar
 from .distributions import ROW_TOLERANCE, check_gamma, sample, validate_probs
 
 __all__ = [
-    "Chooser",
-    "Fate",
     "MAX_DEPTH",
     "MAX_K",
+    "Chooser",
+    "Fate",
     "Model",
     "RandomChooser",
     "TreeNode",
@@ -134,7 +134,7 @@ class RandomChooser:
         if held is None or held[0] is not row:
             if len(self._cdf) > 4096:
                 self._cdf.clear()
-            floats = row if type(row[0]) is float else [float(x) for x in row]
+            floats: Sequence[float] = row if type(row[0]) is float else [float(x) for x in row]  # type: ignore[assignment]
             held = (row, list(accumulate(floats)))
             self._cdf[id(row)] = held
         cdf, u = held[1], self.rng.random()

@@ -7,8 +7,8 @@ Proven on the code itself, twice:
    k = 1..3 candidates (i.i.d. and without replacement) over a 3-token vocabulary; and the tree round on a
    first-order Markov pair over 3 tokens (target and draft rows depend on the previous token, the draft leaves
    some tokens out, or has full support): full trees with k = 2, depth 2 and k = 3, depth 1, both drawing modes,
-   and a best-first (dynamic) tree with a budget of 4 nodes up to depth 3. The joint law of the first two emitted tokens (taking the next round's first token when a
-   round emits one) must equal p(a) p(b | a) exactly.
+   and a best-first (dynamic) tree with a budget of 4 nodes up to depth 3. The joint law of the first two emitted
+   tokens (taking the next round's first token when a round emits one) must equal p(a) p(b | a) exactly.
 2. Seeded Monte Carlo of the float round with a tolerance derived from n (``_stats.tv_bound``, and 5 standard
    errors for tokens per pass), including the theory of a full k-ary tree under the i.i.d. per-position model.
 
@@ -239,15 +239,15 @@ def test_bad_input_names_the_argument() -> None:
         md.recursive_rejection([0.5, 0.5], [0.5, 0.6], [1], rng)
     with pytest.raises(TypeError, match="rng"):
         md.recursive_rejection([0.5, 0.5], [0.5, 0.5], [1], 3)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="^k must"):
+    with pytest.raises(ValueError, match=r"^k must"):
         md.tree_round(lambda c: [1.0], lambda c: [1.0], [], 0, 2, rng)
-    with pytest.raises(ValueError, match="^depth must"):
+    with pytest.raises(ValueError, match=r"^depth must"):
         md.tree_round(lambda c: [1.0], lambda c: [1.0], [], 2, 9, rng)
-    with pytest.raises(TypeError, match="^depth must"):
+    with pytest.raises(TypeError, match=r"^depth must"):
         md.tree_round(lambda c: [1.0], lambda c: [1.0], [], 2, 1.5, rng)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="draft output"):
         md.tree_round(lambda c: [1.0], lambda c: [0.5], [], 2, 2, rng)
-    with pytest.raises(ValueError, match="^p must sum"):
+    with pytest.raises(ValueError, match=r"^p must sum"):
         md.exact_multidraft_distribution([F(1, 2)], [F(1)], 1)
-    with pytest.raises(ValueError, match="^acceptance"):
+    with pytest.raises(ValueError, match=r"^acceptance"):
         md.tree_expected_tokens(1.5, 2)
