@@ -67,8 +67,6 @@ from typing import Any, Literal, Protocol, TypeVar
 from .distributions import ROW_TOLERANCE, check_gamma, sample, validate_probs
 
 __all__ = [
-    "MAX_DEPTH",
-    "MAX_K",
     "Chooser",
     "Fate",
     "Model",
