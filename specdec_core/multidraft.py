@@ -275,6 +275,7 @@ def _candidate_rows(q: Sequence[Prob], candidates: Sequence[int], replacement: b
     return [q if i == 0 else _without(q, candidates[:i]) for i in range(len(candidates))]
 
 
+# --8<-- [start:recursive]
 def _recursive(
     p: Sequence[Prob], q: Sequence[Prob], candidates: Sequence[int], chooser: Chooser, replacement: bool
 ) -> Verdict:
@@ -286,6 +287,9 @@ def _recursive(
             return Verdict(x, i, i + 1)
         r = _next_residual(r, q_i, p)
     return Verdict(chooser.pick(_correction_row(r, p)), None, len(candidates))
+
+
+# --8<-- [end:recursive]
 
 
 def _check_position(
@@ -624,6 +628,7 @@ def _finish(tree: TreeRound, node: int, token: int, fate: Literal["correction", 
     tree.ended_with = fate
 
 
+# --8<-- [start:verify_tree]
 def _verify_tree(tree: TreeRound, target: _Rows, chooser: Chooser) -> None:
     """Walk down from the root: recursive rejection over each node's candidates, then a correction or a bonus."""
     node = 0
@@ -645,6 +650,9 @@ def _verify_tree(tree: TreeRound, target: _Rows, chooser: Chooser) -> None:
         node = kids[verdict.accepted]
         tree.nodes[node].fate = "accepted"
         tree.path.append(node)
+
+
+# --8<-- [end:verify_tree]
 
 
 def _check_tree_args(context: object, k: object, depth: object, budget: object) -> tuple[tuple[int, ...], int, int]:

@@ -120,7 +120,8 @@ def play(
         tally["accepted"] += tree.accepted
         tally["drafted"] += tree.nodes_scored
         tally["counts"][cell_of.get(tree.tokens[0], len(top))] += 1
-    assert tree is not None  # n >= 1
+    if tree is None:  # cannot happen: check_int made n >= 1
+        raise ValueError("rounds must be at least 1")
     metrics = _metrics(tally, _cells(p, top), name, p, chosen, kk, d, repl)
     return {
         "state": tally,
@@ -141,7 +142,8 @@ def _fresh(cells: int, settings: list[Any]) -> dict[str, Any]:
 
 def _checked(state: object, settings: list[Any], cells: int) -> dict[str, Any]:
     check_like(state, _SHAPE, "state")
-    assert isinstance(state, dict)
+    if not isinstance(state, dict):  # check_like refused anything else already
+        raise TypeError("state must be an object")
     if state["settings"] != settings or len(state["counts"]) != cells:
         return _fresh(cells, settings)
     if any(not isinstance(c, int) or c < 0 for c in state["counts"]) or sum(state["counts"]) != state["rounds"]:
@@ -306,39 +308,45 @@ def tree_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
         title=None
         if len(shown) == len(tree.nodes)
         else f"{len(shown) - 2} of {tree.nodes_scored} drafted nodes drawn: deeper levels only along the walk",
-        yaxis={"visible": False, "autorange": "reversed"},
+        yaxis={"visible": False, "range": [max(y.values()) + 0.6, -0.6]},
         margin={"l": 16},
     )
     return figure(data, axes)
 
 
 def mask_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
-    """The tree-attention mask as a heatmap: row i may attend to column j when j is i or one of its ancestors."""
+    """The tree-attention mask as a heatmap: row i may attend to column j when j is i or one of its ancestors.
+
+    Cells sit at integer positions with the node names as tick labels, and the y range is given reversed (row 0 on
+    top), so the build-time sketch draws the same picture as Plotly.
+    """
     size = min(tree.nodes_scored, MASK_NODES) + 1
     mask = [row[:size] for row in multidraft.attention_mask(tree)[:size]]
     names = ["context"] + [f"{i}:{_label(pair, tree.nodes[i].token)}" for i in range(1, size)]
     shown = "" if size - 1 == tree.nodes_scored else f" (the first {size - 1} of {tree.nodes_scored} nodes)"
+    cells = list(range(size))
     trace: PlotTrace = {
         "type": "heatmap",
         "z": mask,
-        "x": names,
-        "y": names,
+        "x": cells,
+        "y": cells,
         "zmin": 0,
         "zmax": 1,
         "colorscale": [[0, "rgba(140,140,140,0.12)"], [1, COLORS["target"]]],
         "showscale": False,
         "xgap": 1,
         "ygap": 1,
-        "hovertemplate": "%{y} sees %{x}: %{z}<extra></extra>",
+        "hovertemplate": "node %{y} sees node %{x}: %{z}<extra></extra>",
     }
+    labelled = size <= 24
+    ticks = {"tickvals": cells, "ticktext": names, "showticklabels": labelled, "showgrid": False, "zeroline": False}
     axes = layout(
         title=f"Tree-attention mask{shown}",
         height=420,
-        xaxis={"type": "category", "showticklabels": size <= 24, "title": {"text": "attends to (key)"}},
-        yaxis={"type": "category", "autorange": "reversed", "showticklabels": size <= 24},
-        margin={"l": 90 if size <= 24 else 24, "b": 90 if size <= 24 else 36},
+        xaxis=ticks | {"title": {"text": "attends to (key)"}, "range": [-0.5, size - 0.5], "tickangle": -60},
+        yaxis=ticks | {"title": {"text": "node (query)"}, "range": [size - 0.5, -0.5]},
+        margin={"l": 96 if labelled else 56, "b": 96 if labelled else 48},
     )
-    axes["yaxis"]["title"] = {"text": "node (query)"}
     return figure([trace], axes)
 
 
@@ -388,7 +396,7 @@ def budget(
         dynamic.append(_simulate(pair, kk, multidraft.MAX_DEPTH, repl, n, s, budget=size))
     return {
         "figures": {"budget": _budget_figure(chain, trees, a), "dynamic": _dynamic_figure(sizes, static, dynamic, kk)},
-        "metrics": {"alpha": a, "k": kk},
+        "metrics": {"alpha": a, "k": kk, "rounds": n, "seed": s},
     }
 
 

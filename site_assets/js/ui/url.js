@@ -7,6 +7,8 @@ export const PARAMS = Object.freeze({
   alpha: { min: 0, max: 1, step: 0.01, value: 0.8, short: "α" },
   cost: { min: 0, max: 1, step: 0.01, value: 0.05, short: "c" },
   seed: { min: 0, max: 2 ** 31 - 1, step: 1, value: 0, short: "seed" },
+  k: { min: 1, max: 4, step: 1, value: 2, short: "k" },
+  depth: { min: 1, max: 6, step: 1, value: 3, short: "depth" },
 });
 
 function decimals(step) {
