@@ -12,8 +12,8 @@ import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const MODES = [
-  ["true", "i.i.d. from q (SpecInfer)"],
-  ["false", "without replacement (recursive, RSD)"],
+  ["true", "i.i.d. (SpecInfer)"],
+  ["false", "without replacement"],
 ];
 
 export default (settings) => {

@@ -12,12 +12,12 @@ import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const PAIRS = [
-  ["agreement", "Synthetic pair (set α, 8 tokens)"],
-  ["ngram", "Pride and Prejudice n-grams (real text)"],
+  ["agreement", "Synthetic (set α)"],
+  ["ngram", "n-grams (real text)"],
 ];
 const MODES = [
-  ["true", "i.i.d. from q (SpecInfer)"],
-  ["false", "without replacement (recursive, RSD)"],
+  ["true", "i.i.d. (SpecInfer)"],
+  ["false", "without replacement"],
 ];
 
 export default (settings) => {
