@@ -18,8 +18,17 @@ import { PARAMS } from "../ui/url.js";
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
 const SHOWN_ROUNDS = 24; // rounds in the token stream
 
-const fmt = (digits) => (v) => (typeof v === "number" ? v.toFixed(digits) : "—");
+const fmt = (digits, unit = "") => (v) => (typeof v === "number" ? `${v.toFixed(digits)}${unit}` : "—");
 const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
+const FORMATS = {}; // metric -> its text on the tiles
+for (const [names, format] of [
+  ["accept-rate alpha tv-distance tv-noise p-value accept-rate-recent", fmt(3)],
+  ["tokens-per-pass tokens-per-pass-recent", fmt(2)],
+  ["speedup speedup-recent", fmt(2, "×")],
+]) {
+  for (const name of names.split(" ")) FORMATS[name] = FORMATS[`${name}-theory`] = format;
+}
+FORMATS["tokens-emitted"] = FORMATS.rounds = int;
 
 // The takeaway widget (playground-takeaway.js) follows the Playground's results: it gets the latest at once and
 // every later one, until its signal aborts.
@@ -127,6 +136,15 @@ function view(ctx) {
     tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
     tile("Output = target?", output("exact", "sd-pg-exact"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
   );
+  // The whole-run numbers average every round so far; these show what the settings of the last rounds give.
+  const recentHead = el("p", "sd-pg-caption", "The last rounds alone: none played yet.");
+  const recent = el("dl", "sd-metrics sd-pg-metrics");
+  recent.setAttribute("aria-label", "Metrics over the last rounds only");
+  recent.append(
+    tile("Draft acceptance rate, last rounds", output("accept-rate-recent"), "theory ", output("accept-rate-recent-theory")),
+    tile("Tokens / target pass, last rounds", output("tokens-per-pass-recent"), "theory ", output("tokens-per-pass-recent-theory")),
+    tile("Speedup (cost c), last rounds", output("speedup-recent"), "theory ", output("speedup-recent-theory")),
+  );
   const theoryNote = el(
     "p",
     "sd-pg-caption",
@@ -190,6 +208,8 @@ function view(ctx) {
     buttons,
     explain,
     metrics,
+    recentHead,
+    recent,
     rates,
     theoryNote,
     legend(),
@@ -262,24 +282,13 @@ function view(ctx) {
 
   function paint(result) {
     const m = result.metrics;
-    const three = fmt(3);
-    const show = (name, text) => ctx.setMetric(name, m[name] ?? "", text(m[name]));
-    show("accept-rate", three);
-    show("accept-rate-theory", three);
-    show("alpha", three);
-    show("alpha-theory", three);
+    for (const [name, format] of Object.entries(FORMATS)) ctx.setMetric(name, m[name] ?? "", format(m[name]));
     sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
-    show("tokens-per-pass", fmt(2));
-    show("tokens-per-pass-theory", fmt(2));
-    show("speedup", (v) => (v !== undefined ? `${v.toFixed(2)}×` : "—"));
-    show("speedup-theory", (v) => `${v.toFixed(2)}×`);
-    show("tokens-emitted", int);
-    show("rounds", int);
-    show("tv-distance", fmt(3));
-    show("tv-noise", fmt(3));
-    show("p-value", (v) => (v !== undefined ? v.toFixed(3) : "—"));
+    recentHead.textContent = m["recent-rounds"]
+      ? `The last ${m["recent-rounds"]} rounds alone (the numbers above average all ${int(m.rounds)}): after a change of settings, these show it.`
+      : "The last rounds alone: none played yet.";
     root.querySelector('[data-metric="exact"]').dataset.state = result.verdict.state;
-    show("exact", () => result.verdict.text);
+    ctx.setMetric("exact", m.exact ?? "", result.verdict.text);
 
     renderStream(shownRounds, m.rounds);
     if (result.explanation && result.stream.length) explain.textContent = result.explanation;
