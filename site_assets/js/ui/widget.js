@@ -24,6 +24,8 @@
 //   changed since it was asked for (a refresh: since it was sent; an action: since the reader asked for it);
 //   `adopt` (if any) sees every result, painted or not (a run's state);
 // - errors: a banner with Retry on the widget (the page's, when the worker itself failed) and console.error;
+// - no stale numbers: when the controls' state gets no result (the view's args say null, or its call failed), the
+//   widget's metrics painted for another state are cleared ("—");
 // - unmount: listeners added through ctx.on or ctx.signal go, charts are purged, the placeholder is restored.
 //
 // The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
