@@ -202,7 +202,7 @@ def test_takeaway_follows_the_setting_and_the_page_passes_axe(page: Any) -> None
     gamma.focus()
     gamma.press("ArrowRight")
     wait_for_renders(takeaway, before)
-    expect(page.locator('.sd-widget[data-widget="playground-takeaway"] .sd-pg-caption')).to_contain_text(
+    expect(page.locator('.sd-widget[data-widget="playground-takeaway"] .sd-note')).to_contain_text(
         GAMMA_SIGN + " = 5"
     )
 
