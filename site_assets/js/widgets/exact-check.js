@@ -24,13 +24,16 @@ const weights = (v, side) => TOKENS.map((_, i) => v[`${side}${i}`]);
 
 // A table of exact fractions: the first cell of a row heads it, the last is Python's verdict on it.
 function table(caption, headings) {
-  const t = el("table", "sd-cbe-fractions");
+  const t = el("table", "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions");
   const body = el("tbody");
   const head = el("tr");
   for (const h of headings) head.append(Object.assign(el("th", "", h), { scope: "col" }));
   t.append(el("caption", "", caption), el("thead"), body);
   t.tHead.append(head);
-  const wrap = el("div", "sd-cbe-table-wrap");
+  // It may scroll sideways on a narrow screen, so it takes keyboard focus (axe-core scrollable-region-focusable).
+  const wrap = Object.assign(el("div", "sd-scroll"), { tabIndex: 0 });
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", caption);
   wrap.append(t);
   const fill = (rows) =>
     body.replaceChildren(
@@ -64,20 +67,20 @@ export default (settings) => {
 };
 
 function view(ctx) {
-  const presets = el("div", "sd-cbe-presets");
+  const presets = el("div", "sd-chips");
   presets.setAttribute("role", "group");
   presets.setAttribute("aria-label", "Example weights");
   for (const [label, p, q] of PRESETS) {
     const patch = Object.fromEntries(TOKENS.flatMap((_, i) => [[`p${i}`, p[i]], [`q${i}`, q[i]]]));
     presets.append(ctx.button(label, () => ctx.set(patch)));
   }
-  const verdict = el("p", "sd-cbe-verdict");
+  const verdict = el("p", "sd-verdict");
   verdict.setAttribute("role", "status");
   verdict.setAttribute("aria-live", "polite");
   const headings = ["token", "p(x)", "q(x)", "accepted draft min(p, q)", "correction (1 − β)·residual", "P(emit x), enumerated", "= p(x)?"];
   const one = table("One position: the two routes to each token, in exact fractions", headings);
   const two = table("Exact prefix of 2 tokens across rounds (a context-dependent pair)", ["first two tokens", "speculative decoding", "target alone", "equal?"]);
-  ctx.el.append(presets, ctx.group("sd-cbe-weights", WEIGHTS.map((w) => w.key)), ctx.controls.gamma.root, verdict, ctx.tiles(), one.wrap, two.wrap);
+  ctx.el.append(presets, ctx.group("sd-controls sd-controls--dense", WEIGHTS.map((w) => w.key)), ctx.controls.gamma.root, verdict, ctx.tiles(), one.wrap, two.wrap);
 
   return {
     args(v) {
