@@ -81,7 +81,7 @@ def test_calculator_goes_live_and_alpha_moves_figure_and_metrics(page: Any) -> N
     expect_metric(page, CALC, "break-even-alpha", even)
     wait_for_renders(curve, before)
     expect(page).to_have_url(re.compile(r"alpha=0\.7(&|$)"))
-    expect(page.locator(f"{CALC} .sd-tuning-verdict")).to_contain_text("Speculation pays")
+    expect(page.locator(f"{CALC} .sd-verdict")).to_contain_text("Speculation pays")
 
 
 def test_calculator_url_round_trip_and_clamping(page: Any) -> None:
@@ -135,6 +135,16 @@ def test_policies_run_completes_and_matches_native(page: Any) -> None:
     for name in ("fixed-speedup", "confidence-tokens-per-pass", "dynamic-discarded-fraction", "oracle-speedup"):
         expect_metric(page, POLICIES, name, native[name])
     expect_metric(page, POLICIES, "alpha", native["alpha"])
+
+    # The policy controls start no run: the widget says so beside them, and says when the numbers shown are
+    # from other settings than the controls'.
+    expect(widget.get_by_text("These settings apply to the next Run")).to_be_visible()
+    tau = widget.get_by_label("Confidence threshold \u03c4")
+    tau.focus()
+    tau.press("ArrowRight")
+    expect(status).to_have_attribute("data-state", "changed")
+    expect(status).to_contain_text("press Run to measure these")
+    expect_metric(page, POLICIES, "confidence-tokens-per-pass", native["confidence-tokens-per-pass"])
 
 
 def test_policies_run_can_be_stopped(page: Any) -> None:

@@ -3,7 +3,7 @@
 // them beside theory.accepted_count_distribution and theory.expected_tokens. URL state: alpha, gamma, seed.
 //
 //   <div class="sd-widget" data-widget="bonus-sim">
-//   <script type="application/json">{"handler": "bonus.simulate", "args": {"alpha": 0.8, "gamma": 4, "rounds": 2000, "seed": 0}}</script>
+//   <template data-sd-settings>{"handler": "bonus.simulate", "args": {"alpha": 0.8, "gamma": 4, "rounds": 2000, "seed": 0}}</template>
 //   </div>
 
 import { el, fixed } from "../ui/controls.js";
@@ -27,7 +27,7 @@ export default (settings) => ({
     { name: "alpha-theory", label: "Per-token acceptance rate α (set)", format: fixed(2) },
   ],
   view(ctx) {
-    const summary = el("p", "sd-cbe-verdict");
+    const summary = el("p", "sd-verdict");
     summary.setAttribute("role", "status");
     summary.setAttribute("aria-live", "polite");
     const note = relation(
@@ -37,9 +37,9 @@ export default (settings) => ({
       "Bar chart of the share of rounds by number of accepted drafts, theory as bars (the last bar: all accepted, a bonus token) and the simulated rounds as diamonds",
     );
     const curve = ctx.chart("Line chart of expected tokens per target pass against γ at this α, under the ceiling γ + 1, with the current γ marked");
-    const charts = el("div", "sd-cbe-charts");
+    const charts = el("div", "sd-charts");
     charts.append(counts, curve);
-    ctx.el.append(ctx.group("sd-cbe-controls"), summary, ctx.tiles(), note, charts);
+    ctx.el.append(ctx.group("sd-controls"), summary, ctx.tiles(), note, charts);
     return {
       paint(result) {
         const m = result.metrics;
@@ -47,10 +47,13 @@ export default (settings) => ({
         ctx.render(curve, result.figures.curve);
         ctx.setMetrics(m);
         const g = result.counts.length - 1;
+        const [fewest, most] = result.emitted;
         summary.textContent =
           `Of ${m.rounds.toLocaleString("en")} simulated rounds, ${result.counts[g].toLocaleString("en")} (${percent(m["bonus-share"])}) ` +
           `accepted all ${g} drafts and took a bonus token from the target's row ${g + 1}; ` +
-          `every round emitted between 1 and ${g + 1} tokens, ${fixed(2)(m["tokens-per-pass"])} on average (± is two standard errors).`;
+          (fewest === most
+            ? `every round emitted exactly ${most} token${most === 1 ? "" : "s"}.`
+            : `the rounds emitted between ${fewest} and ${most} tokens, ${fixed(2)(m["tokens-per-pass"])} on average (± is two standard errors).`);
       },
     };
   },

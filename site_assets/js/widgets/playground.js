@@ -1,8 +1,8 @@
 // Widget "playground": speculative decoding on the 24-word quality pair, played round by round in the worker.
 //
 //   <div class="sd-widget" data-widget="playground">
-//   <script type="application/json">{"handler": "playground.run", "args": {...}, "runRounds": 2000,
-//     "experiments": [{"title", "predict", "look", "set": {"quality", "gamma"}, "reset": bool}, ...]}</script>
+//   <template data-sd-settings>{"handler": "playground.run", "args": {...}, "runRounds": 2000,
+//     "experiments": [{"title", "predict", "look", "set": {"quality", "gamma"}, "reset": bool}, ...]}</template>
 //   </div>
 //
 // All the numbers come from specdec_core.web "playground.run". Python keeps nothing between calls: each answer
@@ -18,8 +18,17 @@ import { PARAMS } from "../ui/url.js";
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
 const SHOWN_ROUNDS = 24; // rounds in the token stream
 
-const fmt = (digits) => (v) => (typeof v === "number" ? v.toFixed(digits) : "—");
+const fmt = (digits, unit = "") => (v) => (typeof v === "number" ? `${v.toFixed(digits)}${unit}` : "—");
 const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
+const FORMATS = {}; // metric -> its text on the tiles
+for (const [names, format] of [
+  ["accept-rate alpha tv-distance tv-noise p-value accept-rate-recent", fmt(3)],
+  ["tokens-per-pass tokens-per-pass-recent", fmt(2)],
+  ["speedup speedup-recent", fmt(2, "×")],
+]) {
+  for (const name of names.split(" ")) FORMATS[name] = FORMATS[`${name}-theory`] = format;
+}
+FORMATS["tokens-emitted"] = FORMATS.rounds = int;
 
 // The takeaway widget (playground-takeaway.js) follows the Playground's results: it gets the latest at once and
 // every later one, until its signal aborts.
@@ -37,19 +46,9 @@ function publish(detail) {
   for (const follower of followers) follower(detail);
 }
 
-function qualityText(v) {
-  if (v <= 0.05) return `${v.toFixed(2)} · random guesser`;
-  if (v >= 1) return "1.00 · matches target";
-  if (v < 0.4) return `${v.toFixed(2)} · weak`;
-  if (v < 0.75) return `${v.toFixed(2)} · fair`;
-  return `${v.toFixed(2)} · good`;
-}
-
-function gammaText(v) {
-  if (v <= 1) return "1 · cautious";
-  if (v >= 8) return "8 · long drafts";
-  return String(v);
-}
+const QUALITY = [[0.05, "random guesser"], [0.4, "weak"], [0.75, "fair"], [1, "good"]]; // [below or at, word]
+const qualityText = (v) => (v >= 1 ? "1.00 · matches target" : `${v.toFixed(2)} · ${QUALITY.find(([top], i) => (i ? v < top : v <= top))[1]}`);
+const gammaText = (v) => ({ 1: "1 · cautious", 8: "8 · long drafts" })[v] ?? String(v);
 
 function output(metric, className = "") {
   const out = el("output", className);
@@ -61,27 +60,21 @@ function output(metric, className = "") {
 
 // A metric tile: label, the measured value, and a line under it ("theory …").
 function tile(label, main, ...below) {
-  const root = el("div", "sd-metric sd-pg-metric");
-  const dt = el("dt", "", label);
+  const root = el("div", "sd-tile");
   const dd = el("dd");
-  const sub = el("span", "sd-pg-metric__sub");
+  const sub = el("span", "sd-tile__sub");
   sub.append(...below);
   dd.append(main, sub); // inside the dd: a dl's groups may hold only dt and dd
-  root.append(dt, dd);
+  root.append(el("dt", "", label), dd);
   return root;
 }
+const theoryTile = (label, name) => tile(label, output(name), "theory ", output(`${name}-theory`));
 
 function legend() {
   const root = el("ul", "sd-pg-legend");
   root.setAttribute("aria-label", "Legend of the token stream");
-  const items = [
-    ["accepted", "accepted (draft agreed)"],
-    ["rejected", "rejected"],
-    ["correction", "→ resampled (correction)"],
-    ["discarded", "discarded (after the rejection)"],
-    ["bonus", "bonus token (all accepted)"],
-  ];
-  for (const [kind, text] of items) {
+  const items = { accepted: "accepted (draft agreed)", rejected: "rejected", correction: "→ resampled (correction)", discarded: "discarded (after the rejection)", bonus: "bonus token (all accepted)" };
+  for (const [kind, text] of Object.entries(items)) {
     const li = el("li");
     li.append(el("span", `sd-token sd-token--${kind}`, kind === "correction" ? "dog" : "cat"), " ", text);
     root.append(li);
@@ -108,8 +101,8 @@ function view(ctx) {
   const runButton = ctx.button("Run", () => (task ? task.stop() : run(runRounds)), "md-button--primary");
   const stepButton = ctx.button("Step", () => step());
   const resetButton = ctx.button("Reset", () => reset());
-  const buttons = el("div", "sd-pg-buttons");
-  const runNote = el("span", "sd-pg-runnote", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
+  const buttons = el("div", "sd-buttons");
+  const runNote = el("span", "sd-note", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
   buttons.append(runButton, stepButton, resetButton, runNote);
 
   const explain = el("p", "sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
@@ -117,25 +110,34 @@ function view(ctx) {
   explain.setAttribute("role", "status");
 
   // --- metrics ---
-  const metrics = el("dl", "sd-metrics sd-pg-metrics");
+  const metrics = el("dl", "sd-tiles");
   const sd = el("span", "sd-pg-sd");
   metrics.append(
     tile("Draft acceptance rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
-    tile("Per-token acceptance rate α", output("alpha"), "theory ", output("alpha-theory")),
-    tile("Tokens / target pass", output("tokens-per-pass"), "theory ", output("tokens-per-pass-theory")),
-    tile("Speedup (cost c)", output("speedup"), "theory ", output("speedup-theory")),
+    theoryTile("Per-token acceptance rate α", "alpha"),
+    theoryTile("Tokens / target pass", "tokens-per-pass"),
+    theoryTile("Speedup (cost c)", "speedup"),
     tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
-    tile("Output = target?", output("exact", "sd-pg-exact"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
+    tile("Output = target?", output("exact", "sd-verdict-value"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
+  );
+  // The whole-run numbers average every round so far; these show what the settings of the last rounds give.
+  const recentHead = el("p", "sd-note", "The last rounds alone: none played yet.");
+  const recent = el("dl", "sd-tiles");
+  recent.setAttribute("aria-label", "Metrics over the last rounds only");
+  recent.append(
+    theoryTile("Draft acceptance rate, last rounds", "accept-rate-recent"),
+    theoryTile("Tokens / target pass, last rounds", "tokens-per-pass-recent"),
+    theoryTile("Speedup (cost c), last rounds", "speedup-recent"),
   );
   const theoryNote = el(
     "p",
-    "sd-pg-caption",
+    "sd-note",
     "Theory here is exact for the rounds you played: this pair's acceptance depends on the previous word, so " +
       "each round adds its expected accepted count given the word it started from (± one standard deviation of " +
       "the whole run). Speedup is tokens ÷ (passes + c × drafted): one target pass is the time unit.",
   );
   // Why the two acceptance rates differ, and where to convert one into the other.
-  const rates = el("p", "sd-pg-caption sd-pg-rates");
+  const rates = el("p", "sd-note sd-pg-rates");
   const converter = el("a", "", "Tuning converter");
   converter.href = new URL("../tuning/#the-calculator", document.baseURI).href;
   rates.append(
@@ -147,7 +149,7 @@ function view(ctx) {
   );
 
   // --- token stream ---
-  const streamHead = el("p", "sd-pg-streamhead", "No rounds yet.");
+  const streamHead = el("p", "sd-note sd-pg-streamhead", "No rounds yet.");
   const stream = el("div", "sd-pg-stream");
   stream.setAttribute("role", "group");
   stream.setAttribute("aria-label", "Token stream of the last rounds");
@@ -156,11 +158,11 @@ function view(ctx) {
   const windowChart = ctx.chart("Line chart: draft acceptance rate over the last 50 rounds, played and theory");
   const acceptedChart = ctx.chart("Bar chart: share of rounds by drafts accepted, played and theory");
   const distChart = ctx.chart("Bar chart: target distribution, emitted output and draft distribution per word");
-  const chartRow = el("div", "sd-pg-charts");
+  const chartRow = el("div", "sd-charts sd-charts--small");
   chartRow.append(windowChart, acceptedChart);
   const distCaption = el(
     "p",
-    "sd-pg-caption",
+    "sd-note",
     "Like with like: the target's and the draft's rows are averaged over the words each output token followed, " +
       "so the bars match the output only if the output follows the target. The check above tests it per " +
       "context: for each previous word, the words that came next against the target's row there (Pearson's " +
@@ -186,10 +188,12 @@ function view(ctx) {
   experiments.append(cards);
 
   root.append(
-    ctx.group("sd-pg-controls"),
+    ctx.group("sd-controls sd-controls--values"),
     buttons,
     explain,
     metrics,
+    recentHead,
+    recent,
     rates,
     theoryNote,
     legend(),
@@ -262,24 +266,13 @@ function view(ctx) {
 
   function paint(result) {
     const m = result.metrics;
-    const three = fmt(3);
-    const show = (name, text) => ctx.setMetric(name, m[name] ?? "", text(m[name]));
-    show("accept-rate", three);
-    show("accept-rate-theory", three);
-    show("alpha", three);
-    show("alpha-theory", three);
+    for (const [name, format] of Object.entries(FORMATS)) ctx.setMetric(name, m[name] ?? "", format(m[name]));
     sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
-    show("tokens-per-pass", fmt(2));
-    show("tokens-per-pass-theory", fmt(2));
-    show("speedup", (v) => (v !== undefined ? `${v.toFixed(2)}×` : "—"));
-    show("speedup-theory", (v) => `${v.toFixed(2)}×`);
-    show("tokens-emitted", int);
-    show("rounds", int);
-    show("tv-distance", fmt(3));
-    show("tv-noise", fmt(3));
-    show("p-value", (v) => (v !== undefined ? v.toFixed(3) : "—"));
+    recentHead.textContent = m["recent-rounds"]
+      ? `The last ${m["recent-rounds"]} rounds alone (the numbers above average all ${int(m.rounds)}): after a change of settings, these show it.`
+      : "The last rounds alone: none played yet.";
     root.querySelector('[data-metric="exact"]').dataset.state = result.verdict.state;
-    show("exact", () => result.verdict.text);
+    ctx.setMetric("exact", m.exact ?? "", result.verdict.text);
 
     renderStream(shownRounds, m.rounds);
     if (result.explanation && result.stream.length) explain.textContent = result.explanation;
@@ -361,12 +354,9 @@ function view(ctx) {
 
   async function experiment(exp) {
     if (exp.reset) await stopRun();
-    const set = {};
-    if (exp.set.quality !== undefined) set.quality = exp.set.quality;
-    if (exp.set.gamma !== undefined) set.gamma = exp.set.gamma;
     if (exp.reset) fresh();
     // A running Run picks the new settings up at its next chunk: the run goes on, no reset.
-    ctx.set(set, { quiet: true });
+    ctx.set(Object.fromEntries(Object.entries(exp.set).filter(([key]) => key in ctx.controls)), { quiet: true });
     if (!task) await run(runRounds);
   }
 

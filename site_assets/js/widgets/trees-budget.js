@@ -38,10 +38,10 @@ export default (settings) => {
         "Line chart of tokens per target pass against nodes scored per pass on a log axis: a chain (triangles, theory) and full trees with k = 2, 3 and 4 (circles, diamonds, squares, simulated)",
       );
       const dynamic = ctx.chart("Line chart of tokens per target pass at each node budget: the static full tree (circles) and the best-first dynamic tree (stars, dashed)");
-      const charts = el("div", "sd-trees-charts");
+      const charts = el("div", "sd-charts");
       charts.append(budget, dynamic);
-      const note = el("p", "sd-trees-note");
-      ctx.el.append(ctx.group("sd-trees-controls"), charts, note);
+      const note = el("p", "sd-note");
+      ctx.el.append(ctx.group("sd-controls"), charts, note);
       return {
         paint(result) {
           ctx.render(budget, result.figures.budget);

@@ -52,24 +52,24 @@ function view(ctx, settings) {
   const runButton = ctx.button("Run", () => (task ? task.stop() : run()), "md-button--primary");
   const stepButton = ctx.button("Step", () => step());
   const resetButton = ctx.button("Reset", () => reset());
-  const buttons = el("div", "sd-trees-buttons");
-  const progress = el("output", "sd-trees-progress");
+  const buttons = el("div", "sd-buttons");
+  const progress = el("output", "sd-note sd-trees-progress");
   progress.setAttribute("aria-live", "polite");
   buttons.append(runButton, stepButton, resetButton, progress);
 
-  const verdict = el("p", "sd-cbe-verdict sd-trees-verdict");
+  const verdict = el("p", "sd-verdict");
   verdict.setAttribute("role", "status");
   const explain = el("ol", "sd-trees-explain");
   explain.setAttribute("aria-live", "polite");
   explain.setAttribute("aria-label", "What the last round did");
-  const emitted = el("p", "sd-trees-emitted");
+  const emitted = el("p", "sd-note sd-trees-emitted");
   const treeChart = ctx.chart(
     "Tree drawing of the last round: depth across, each drafted node marked by its fate (accepted: filled circle, rejected: cross, never checked: open circle, correction: diamond, bonus: star), the verified path drawn bold",
   );
   const maskChart = ctx.chart("Heatmap of the tree-attention mask: a filled cell where the row's node may attend to the column's node (itself and its ancestors)");
-  const charts = el("div", "sd-trees-charts");
+  const charts = el("div", "sd-charts");
   charts.append(treeChart, maskChart);
-  ctx.el.append(ctx.group("sd-trees-controls"), buttons, ctx.tiles(), verdict, explain, emitted, charts);
+  ctx.el.append(ctx.group("sd-controls"), buttons, ctx.tiles(), verdict, explain, emitted, charts);
 
   function paint(result) {
     ctx.render(treeChart, result.figures.tree);
@@ -79,7 +79,8 @@ function view(ctx, settings) {
     if (!("exact" in m)) ctx.clearMetric("exact", "too few rounds");
     if (!("tokens-per-pass-theory" in m)) ctx.clearMetric("tokens-per-pass-theory", "— (text: no i.i.d. theory)");
     verdict.textContent = `${result.verdict.text}. ${m.rounds.toLocaleString("en")} rounds, each from the same context: the first token each emits must follow the target there.`;
-    verdict.dataset.state = result.verdict.state;
+    verdict.classList.toggle("sd-verdict--ok", result.verdict.state === "consistent");
+    verdict.classList.toggle("sd-verdict--bad", result.verdict.state === "inconsistent");
     explain.replaceChildren(...result.explain.map((line) => el("li", "", line)));
     emitted.textContent = `Last round emitted: ${result.tokens.map((t) => `“${t}”`).join(" ")}`;
   }
