@@ -408,7 +408,7 @@ def _budget_figure(
         line(
             [x for x, _ in chain],
             rounded([y for _, y in chain]),
-            name=f"chain (k = 1), theory: {GAMMA} = nodes",
+            name=f"chain (k = 1, {ALPHA} = {alpha:.2f}), theory: {GAMMA} = nodes",
             role="target",
             mode="lines+markers",
         )
@@ -428,7 +428,6 @@ def _budget_figure(
         x_title="nodes scored per target pass (log scale)",
         y_title="tokens per target pass",
         xaxis={"type": "log"},
-        title=f"Same node budget: chain or tree? ({ALPHA} = {alpha:.2f})",
     )
     return figure(data, axes)
 
