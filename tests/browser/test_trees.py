@@ -121,5 +121,7 @@ def test_page_fits_390_px_and_passes_axe(page: Any, scheme: str) -> None:
     # The page at rest: the pointer off the buttons and nothing focused (a hovered button takes the theme's accent).
     page.mouse.move(0, 0)
     page.evaluate("document.activeElement && document.activeElement.blur()")
+    step = widget.get_by_role("button", name="Step", exact=True).element_handle()
+    page.wait_for_function("(b) => getComputedStyle(b).backgroundColor === 'rgba(0, 0, 0, 0)'", arg=step)
     serious = axe_violations(page, ".md-content")
     assert not serious, serious
