@@ -129,10 +129,7 @@ def _labels(text: str, name: str, number: int) -> tuple[tuple[str, str], ...]:
 
 
 def _count(text: str, name: str, number: int, metric: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{name}: line {number} is not Prometheus text: {text!r} is not a number") from None
+    value = float(text)
     if not math.isfinite(value) or value < 0 or value != int(value):
         raise ValueError(f"{name}: line {number}: {metric} is {text}, not a count (a whole number, 0 or more)")
     return value
@@ -160,6 +157,10 @@ def parse_prometheus(text: str, name: str = "metrics") -> Series:
                 f"or its '{LOG_MARK}' log line"
             )
         metric, labels, value = match.groups()
+        try:  # every sample's value, so that prose ("hello world") is not taken for an unrelated metric
+            float(value)
+        except ValueError:
+            raise ValueError(f"{name}: line {number} is not Prometheus text: {value!r} is not a number") from None
         family = _family(metric)
         if family is None:
             continue
