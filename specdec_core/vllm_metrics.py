@@ -241,7 +241,8 @@ def _series_counts(series: Series, name: str, source: str, window: bool = True) 
                 f"{len(per_position)}); paste one configuration at a time"
             )
         per_position = here if per_position is None else [a + b for a, b in zip(per_position, here, strict=True)]
-    assert per_position is not None  # every group was checked to hold positions
+    if per_position is None:  # unreachable: an empty series was refused above; keeps mypy and -O honest
+        raise ValueError(f"{name} holds no per-position counters")
     counts = Counts(
         int(totals[0]), int(totals[1]), int(totals[2]), tuple(int(v) for v in per_position), source, len(groups)
     )

@@ -1,10 +1,11 @@
 // Form controls with visible labels, metric tiles, and small DOM helpers. A control is described by data:
 //
 //   {key, label, kind, value, min, max, step, format, options, url, live}
-//     kind    "range" (default) | "number" | "select" | "text" | "choice" (a group of toggle buttons)
+//     kind    "range" (default) | "number" | "select" | "text" | "textarea" | "choice" (a group of toggle buttons)
 //     options [[value, label], ...] for "select" and "choice"
 //     format  value -> text shown beside a range (and in "computing for …" notes)
-//     url     true: the value lives in the page's query string under `key` (ui/url.js)
+//     rows    visible lines of a "textarea" (its text is committed on "change", when the area loses focus)
+//     url     true: the value lives in the page's query string under `key` (ui/url.js); never for a "textarea"
 //     live    false: changing it does not ask Python for a new result (a seed only a button uses, say)
 //
 // control(spec, id) -> {spec, root, input, value (get/set), event}: `event` is the DOM event that commits a change.
@@ -73,6 +74,12 @@ const builders = {
     if (spec.maxLength) input.maxLength = spec.maxLength;
     return { root: labelled("text", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
   },
+  textarea(spec, id) {
+    const input = Object.assign(el("textarea"), { name: spec.key, rows: spec.rows ?? 6, spellcheck: false });
+    input.setAttribute("autocomplete", "off");
+    if (spec.placeholder) input.placeholder = spec.placeholder;
+    return { root: labelled("textarea", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
+  },
   choice(spec) {
     const root = el("div", spec.className || "sd-choice");
     root.setAttribute("role", "group");
@@ -100,6 +107,8 @@ const builders = {
 };
 
 export function control(spec, name) {
+  // A text area holds what a reader pastes (a server's metrics, say): it must not leak into a shared link.
+  if (spec.kind === "textarea" && spec.url) throw new Error(`control ${spec.key}: a textarea cannot live in the URL`);
   const id = `sd-${name}-${spec.key}-${++uid}`;
   const made = builders[spec.kind || "range"](spec, id);
   made.set(spec.value);
