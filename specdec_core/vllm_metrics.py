@@ -40,11 +40,11 @@ from . import theory
 from .distributions import check_cost, check_gamma
 
 __all__ = [
-    "COUNTERS",
-    "LOG_MARK",
     "Analysis",
+    "COUNTERS",
     "Counts",
     "DepthTest",
+    "LOG_MARK",
     "alpha_mle",
     "analyse",
     "best_gamma",
