@@ -22,6 +22,8 @@ from . import handler
 from .args import check_number
 from .plot import ALPHA, GAMMA, TIMES, Figure, PlotTrace, figure, layout, line, rounded
 
+#: A superscript k, for the curve alpha^k in a legend.
+_SUP_K = "\N{MODIFIER LETTER SMALL K}"
 #: The recommendation is searched up to here, as the calculator's.
 _SEARCH_GAMMA = 32
 
@@ -201,7 +203,7 @@ def _positions_figure(a: Analysis) -> Figure:
             hover=hover,
         ),
         line(
-            ks, rounded([a.alpha**k for k in ks]), name=f"i.i.d. fit: {ALPHA}^k", role="draft", dash="dash", hover=hover
+            ks, rounded([a.alpha**k for k in ks]), name=f"i.i.d. fit: {ALPHA}{_SUP_K}", role="draft", dash="dash", hover=hover
         ),
         line(
             [k for k, _ in conditional],

@@ -60,10 +60,11 @@ function view(ctx) {
   const table = el("table", "sd-tuning-table sd-vllm-table");
   const wrap = el("div", "sd-tuning-table-wrap");
   wrap.append(table);
-  const positions = ctx.chart("Line chart of the acceptance at each draft position: measured, against the i.i.d. curve α to the power k");
-  const gammas = ctx.chart("Line chart of the expected tokens per target pass against γ under the i.i.d. fit and under the measured profile, with your γ and the best γ marked");
+  // The charts are made with the first analysis: until then there is nothing to draw (or to restyle on a theme
+  // change), and the page's charts are all drawn ones.
   const charts = el("div", "sd-tuning-charts");
-  charts.append(positions, gammas);
+  let positions = null;
+  let gammas = null;
   results.append(summary, verdict, evidence, ctx.tiles(), advice, notes, wrap, charts);
   results.hidden = true; // until a paint says what the text held
   ctx.el.append(privacy, areas, bar, ctx.group("sd-vllm-cost", ["cost"]), message, results);
@@ -120,6 +121,11 @@ function view(ctx) {
       notes.replaceChildren(...result.notes.map((note) => el("li", "", note)));
       notes.hidden = !result.notes.length;
       table_(result.rows);
+      if (!positions) {
+        positions = ctx.chart("Line chart of the acceptance at each draft position: measured, against the i.i.d. curve α to the power k");
+        gammas = ctx.chart("Line chart of the expected tokens per target pass against γ under the i.i.d. fit and under the measured profile, with your γ and the best γ marked");
+        charts.append(positions, gammas);
+      }
       ctx.render(positions, result.figures.positions);
       ctx.render(gammas, result.figures.gamma);
     },
