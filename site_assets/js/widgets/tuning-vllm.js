@@ -43,31 +43,33 @@ export default (settings) => {
 function view(ctx) {
   const { metrics, later } = ctx.controls;
   let example = ctx.initial?.example || null;
-  const privacy = el("p", "sd-vllm-privacy", "Everything you paste stays in this browser tab: Python running in the page reads it; it is never uploaded and never put into the link.");
-  const areas = el("div", "sd-vllm-areas");
-  areas.append(metrics.root, later.root);
+  const privacy = el("p", "sd-note", "Everything you paste stays in this browser tab: Python running in the page reads it; it is never uploaded and never put into the link.");
   const fill = ctx.button("Example", () => example && ctx.set({ metrics: example.metrics, later: example.later }), "md-button--primary");
   const clear = ctx.button("Clear", () => ctx.set({ metrics: "", later: "" }));
-  const bar = el("div", "sd-vllm-buttons");
-  bar.append(fill, clear, el("span", "sd-vllm-example-note", "The example is invented, in vLLM's format: two dumps of a two-engine server."));
-  const message = el("p", "sd-vllm-message");
+  const bar = el("div", "sd-buttons");
+  bar.append(fill, clear, el("span", "sd-note", "The example is invented, in vLLM's format: two dumps of a two-engine server."));
+  const message = el("p", "sd-verdict sd-vllm-message");
   const results = el("div", "sd-vllm-results");
   const summary = el("p", "sd-vllm-summary");
-  const verdict = el("p", "sd-tuning-verdict sd-vllm-verdict");
-  const evidence = el("p", "sd-vllm-evidence");
+  const verdict = el("p", "sd-verdict sd-verdict--strong sd-vllm-verdict");
+  const evidence = el("p", "sd-note sd-vllm-evidence");
   const advice = el("p", "sd-vllm-advice");
-  const notes = el("ul", "sd-vllm-notes");
-  const table = el("table", "sd-tuning-table sd-vllm-table");
-  const wrap = el("div", "sd-tuning-table-wrap");
+  const notes = el("ul", "sd-note sd-vllm-notes");
+  const table = el("table", "sd-table sd-table--numeric sd-vllm-table");
+  const wrap = el("div", "sd-scroll");
+  // It may scroll sideways on a narrow screen, so it takes keyboard focus (axe-core scrollable-region-focusable).
+  wrap.tabIndex = 0;
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", "Accepted drafts per position");
   wrap.append(table);
   // The charts are made with the first analysis: until then there is nothing to draw (or to restyle on a theme
   // change), and the page's charts are all drawn ones.
-  const charts = el("div", "sd-tuning-charts");
+  const charts = el("div", "sd-charts");
   let positions = null;
   let gammas = null;
   results.append(summary, verdict, evidence, ctx.tiles(), advice, notes, wrap, charts);
   results.hidden = true; // until a paint says what the text held
-  ctx.el.append(privacy, areas, bar, ctx.group("sd-vllm-cost", ["cost"]), message, results);
+  ctx.el.append(privacy, ctx.group("sd-controls sd-vllm-areas", ["metrics", "later"]), bar, ctx.group("sd-controls", ["cost"]), message, results);
 
   // A paste is a complete edit: analyse it at once rather than when the area loses focus.
   for (const area of [metrics, later]) ctx.on(area.input, "paste", () => setTimeout(() => area.input.dispatchEvent(new Event("change")), 0));
@@ -76,6 +78,8 @@ function view(ctx) {
     results.hidden = state !== "ok";
     message.hidden = state === "ok";
     message.dataset.state = state;
+    message.classList.toggle("sd-verdict--bad", state === "error");
+    message.classList.toggle("sd-verdict--strong", state === "error");
     message.textContent = text;
     // An unreadable paste is announced at once; the empty prompt is not news.
     if (state === "error") message.setAttribute("role", "alert");
@@ -116,6 +120,9 @@ function view(ctx) {
       summary.textContent = result.summary;
       verdict.textContent = result.verdict.text;
       verdict.dataset.kind = result.verdict.kind;
+      // The sentence says which case applies; the rule's colour repeats it (falls: red, no trend: green).
+      verdict.classList.toggle("sd-verdict--bad", result.verdict.kind === "falls");
+      verdict.classList.toggle("sd-verdict--ok", result.verdict.kind === "flat");
       evidence.textContent = result.verdict.evidence;
       advice.textContent = result.recommendation;
       notes.replaceChildren(...result.notes.map((note) => el("li", "", note)));
