@@ -41,10 +41,8 @@ from .distributions import check_cost, check_gamma
 
 __all__ = [
     "Analysis",
-    "COUNTERS",
     "Counts",
     "DepthTest",
-    "LOG_MARK",
     "alpha_mle",
     "analyse",
     "best_gamma",

@@ -203,7 +203,12 @@ def _positions_figure(a: Analysis) -> Figure:
             hover=hover,
         ),
         line(
-            ks, rounded([a.alpha**k for k in ks]), name=f"i.i.d. fit: {ALPHA}{_SUP_K}", role="draft", dash="dash", hover=hover
+            ks,
+            rounded([a.alpha**k for k in ks]),
+            name=f"i.i.d. fit: {ALPHA}{_SUP_K}",
+            role="draft",
+            dash="dash",
+            hover=hover,
         ),
         line(
             [k for k, _ in conditional],
