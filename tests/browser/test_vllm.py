@@ -141,15 +141,16 @@ def test_bad_text_shows_its_message_in_place(page: Any) -> None:
 
 
 def test_the_widget_fits_a_phone_and_passes_axe(page: Any) -> None:
-    """At 390 x 844 nothing in the widget reaches past the screen's right edge and every control is on screen, with
-    results and with a message; axe finds nothing serious in either state, and the cost (only) goes into the link.
-    (The widget is checked, not the page: the page's display formulas are KaTeX's to fit.)"""
+    """At 390 x 844 the page does not scroll sideways, nothing in the widget reaches past the screen's right edge and
+    every control is on screen, with results and with a message; axe finds nothing serious in either state, and
+    the cost (only) goes into the link."""
     page.set_viewport_size({"width": 390, "height": 844})
     widget = open_ready(page)
     widget.get_by_role("button", name="Example").click()
     expect_metrics(widget, native(example()["metrics"], example()["later"])["metrics"])
     expect_plotly(page)
     assert overflowing(widget) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     rest(page)
     for control in widget.locator("textarea, input, button").all():
         box = control.bounding_box()
@@ -167,4 +168,5 @@ def test_the_widget_fits_a_phone_and_passes_axe(page: Any) -> None:
     area.press("Tab")
     expect(widget.locator(".sd-vllm-message")).to_have_attribute("data-state", "error", timeout=BOOT_MS)
     assert overflowing(widget) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert axe_violations(page, WIDGET) == []
