@@ -55,6 +55,11 @@ def rest(page: Any) -> None:
     and axe should judge the page at rest."""
     page.evaluate("document.activeElement?.blur()")
     page.mouse.move(0, 0)
+    # Material eases a button back from its hover colour: axe must see where it ends, not a frame of the way.
+    page.wait_for_function(
+        "sel => [...document.querySelectorAll(`${sel} button`)].every((b) => b.getAnimations().length === 0)",
+        arg=WIDGET,
+    )
 
 
 def overflowing(widget: Any, width: int = 390) -> list[str]:
