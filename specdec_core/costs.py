@@ -300,6 +300,7 @@ def kv_cache_bytes(model: Model, context: int, batch: int) -> float:
     return float(model.layers * 2 * model.kv_heads * model.head_dim * KV_BYTES * c * b)
 
 
+# --8<-- [start:pass_cost]
 def pass_cost(
     model: Model, hardware: Hardware, *, tokens: int, context: int, batch: int, weight_bytes: float = 2.0
 ) -> PassCost:
@@ -318,6 +319,9 @@ def pass_cost(
     flops = 2.0 * model.parameters * t
     memory_time, compute_time = read / hardware.bandwidth, flops / hardware.flops
     return PassCost(t, read, flops, memory_time, compute_time, max(memory_time, compute_time))
+
+
+# --8<-- [end:pass_cost]
 
 
 def ridge_tokens(model: Model, hardware: Hardware, *, context: int, batch: int, weight_bytes: float = 2.0) -> float:
@@ -365,6 +369,7 @@ class SpeculativeCost:
         return self.plain_per_token / self.speculative_per_token
 
 
+# --8<-- [start:speculative_cost]
 def speculative_cost(
     target: Model,
     draft: Model,
@@ -396,6 +401,9 @@ def speculative_cost(
     step = pass_cost(draft, hardware, tokens=b, context=context, batch=b, weight_bytes=weight_bytes)
     verify = pass_cost(target, hardware, tokens=b * (g + 1), context=context, batch=b, weight_bytes=weight_bytes)
     return SpeculativeCost(plain, step, verify, g, expected_tokens(a, g))
+
+
+# --8<-- [end:speculative_cost]
 
 
 def memory_needed(target: Model, draft: Model | None, *, context: int, batch: int, weight_bytes: float = 2.0) -> float:
