@@ -250,10 +250,12 @@ def _roofline_figure(s: _Setup, c: costs.SpeculativeCost) -> Figure:
         dash="dot",
         hover=f"ridge: {ridge:.0f} FLOP per byte<extra></extra>",
     )
+    # The plain pass is a wide ring: at small batches a draft step sits at the same intensity, inside it.
+    ring, dot = {"symbol": "circle-open", "size": 20, "line": {"width": 3}}, {"size": 12, "line": {"width": 1}}
     points = [
-        (c.plain, f"plain pass ({c.plain.tokens:,} tokens)", "target", "circle"),
-        (c.verify, f"verification ({c.verify.tokens:,} tokens)", "bonus", "diamond"),
-        (c.draft, f"draft step ({c.draft.tokens:,} tokens)", "draft", "square"),
+        (c.plain, f"plain pass ({_tokens(c.plain.tokens)})", "target", ring),
+        (c.verify, f"verification ({_tokens(c.verify.tokens)})", "bonus", dot | {"symbol": "diamond"}),
+        (c.draft, f"draft step ({_tokens(c.draft.tokens)})", "draft", dot | {"symbol": "square"}),
     ]
     marks = [
         line(
@@ -262,11 +264,11 @@ def _roofline_figure(s: _Setup, c: costs.SpeculativeCost) -> Figure:
             name=name,
             role=role,
             mode="markers",
-            marker={"symbol": symbol, "size": 13, "line": {"width": 1, "color": "#000000"}},
+            marker=style,
             hover=f"{name}: {p.intensity:.3g} FLOP/byte, {p.flops / p.time / tera:.4g} TFLOP/s, "
             f"{p.time * 1e3:.3f} ms, {p.bound}-bound<extra></extra>",
         )
-        for p, name, role, symbol in points
+        for p, name, role, style in points
     ]
     x_ticks = [10.0**k for k in range(-1, 6) if lo <= 10.0**k <= hi]
     y_ticks = [10.0**k for k in range(-3, 5) if roof_y[0] <= 10.0**k <= roof_y[1] * 1.5]
@@ -332,6 +334,10 @@ def _batch_figure(s: _Setup) -> Figure:
         height=320,
     )
     return figure(data, axes)
+
+
+def _tokens(n: int) -> str:
+    return f"{n:,} token" + ("" if n == 1 else "s")
 
 
 def _log(values: list[float]) -> list[float]:

@@ -48,7 +48,7 @@ export default (settings) => {
       select("draft", "Draft model", DRAFTS, a.draft),
       select("weights", "Weights", WEIGHTS, String(a.weights)),
       { key: "batch", label: "Batch size", ...PARAMS.batch, value: a.batch, format: (v) => v.toLocaleString("en"), url: true },
-      { key: "context", label: "Context length", ...PARAMS.context, value: a.context, format: (v) => `${v.toLocaleString("en")} tokens`, url: true },
+      { key: "context", label: "Context length", ...PARAMS.context, value: a.context, format: (v) => v.toLocaleString("en"), url: true },
       { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: a.gamma, url: true },
       { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: a.alpha, format: fixed(2), url: true },
     ],
@@ -75,7 +75,7 @@ function view(ctx) {
   memory.setAttribute("role", "status");
   const roofline = ctx.chart("Roofline: attained TFLOP/s against arithmetic intensity, log-log, with the plain pass, the verification pass and a draft step marked");
   const batch = ctx.chart("Line chart of the speedup against batch size at this γ, α and context, with break-even at 1× and your batch size circled");
-  const charts = el("div", "sd-tuning-charts");
+  const charts = el("div", "sd-cost-charts");
   charts.append(roofline, batch);
   const sources = el("details", "sd-cost-sources");
   sources.append(el("summary", "", "Where these numbers come from"));
