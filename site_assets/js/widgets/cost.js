@@ -69,20 +69,20 @@ export default (settings) => {
 };
 
 function view(ctx) {
-  const verdict = el("p", "sd-tuning-verdict sd-cost-verdict");
+  const verdict = el("p", "sd-verdict sd-verdict--strong sd-cost-verdict");
   verdict.setAttribute("role", "status");
-  const memory = el("p", "sd-cost-memory");
+  const memory = el("p", "sd-verdict sd-cost-memory");
   memory.setAttribute("role", "status");
   const roofline = ctx.chart("Roofline: attained TFLOP/s against arithmetic intensity, log-log, with the plain pass, the verification pass and a draft step marked");
   const batch = ctx.chart("Line chart of the speedup against batch size at this γ, α and context, with break-even at 1× and your batch size circled");
-  const charts = el("div", "sd-cost-charts");
+  const charts = el("div", "sd-charts");
   charts.append(roofline, batch);
-  const sources = el("details", "sd-cost-sources");
+  const sources = el("details", "sd-note sd-cost-sources");
   sources.append(el("summary", "", "Where these numbers come from"));
   const sourceList = el("ul");
   sources.append(sourceList);
   const race = raceView(ctx);
-  ctx.el.append(ctx.group("sd-cost-controls"), verdict, memory, ctx.tiles(), charts, sources, race.root);
+  ctx.el.append(ctx.group("sd-controls sd-cost-controls"), verdict, memory, ctx.tiles(), charts, sources, race.root);
 
   return {
     paint(result, args) {
@@ -92,6 +92,8 @@ function view(ctx) {
       ctx.setMetrics(m);
       const pays = m.speedup > 1;
       verdict.dataset.pays = String(pays);
+      verdict.classList.toggle("sd-verdict--ok", pays);
+      verdict.classList.toggle("sd-verdict--bad", !pays);
       const where = `At batch ${args.batch.toLocaleString("en")} and ${args.context.toLocaleString("en")} tokens of context`;
       const pass = `the verification pass of ${m["verify-tokens"].toLocaleString("en")} tokens is ${result.bound.verify}-bound`;
       verdict.textContent = pays
@@ -100,6 +102,9 @@ function view(ctx) {
         : `${where}, speculation is slower (${times(m.speedup)}): ${pass}, and every draft token the target checks now costs arithmetic time.`;
       const fits = m["memory-fits"] === 1;
       memory.dataset.fits = String(fits);
+      memory.classList.toggle("sd-verdict--ok", fits);
+      memory.classList.toggle("sd-verdict--bad", !fits);
+      memory.classList.toggle("sd-verdict--strong", !fits);
       memory.textContent = fits
         ? `Fits in memory: ${result.memory["needed-gb"].toFixed(1)} GB of ${result.memory["available-gb"].toFixed(0)} GB.`
         : `Does not fit: the weights and KV caches need ${result.memory["needed-gb"].toFixed(1)} GB, and this hardware has ${result.memory["available-gb"].toFixed(0)} GB. The times assume it fits.`;
@@ -123,22 +128,22 @@ function raceView(ctx) {
   root.setAttribute("aria-label", "A race on one clock");
   root.dataset.race = "idle";
   const head = el("h3", "", "A race on one clock");
-  const intro = el("p", "sd-cost-race__intro", `Both decoders generate ${RACE_TOKENS} tokens for one sequence of the batch, with the settings above. Rounds come from the real engine; each step takes the time the cost model gives it.`);
+  const intro = el("p", "sd-note", `Both decoders generate ${RACE_TOKENS} tokens for one sequence of the batch, with the settings above. Rounds come from the real engine; each step takes the time the cost model gives it.`);
   const run = ctx.button("Run", () => start(), "md-button--primary");
   const reset = ctx.button("Reset", () => clear("idle"));
   const clock = el("output", "sd-cost-race__clock", "t = 0 ms");
   clock.setAttribute("aria-label", "Race clock");
-  const bar = el("div", "sd-tuning-run");
+  const bar = el("div", "sd-buttons");
   bar.append(run, reset, clock);
   const lanes = { plain: lane("plain", "Plain decoding"), speculative: lane("speculative", "Speculative decoding") };
-  const legend = el("p", "sd-cost-race__legend");
+  const legend = el("p", "sd-note sd-cost-race__legend");
   legend.innerHTML =
     '<span class="sd-cost-race__key sd-cost-race__key--pass"></span> target pass ' +
     '<span class="sd-cost-race__key sd-cost-race__key--draft"></span> draft step · tokens: ' +
     '<span class="sd-token sd-token--accepted">accepted</span><span class="sd-token sd-token--rejected">rejected</span>' +
     '<span class="sd-token sd-token--discarded">discarded</span><span class="sd-token sd-token--correction">correction</span>' +
     '<span class="sd-token sd-token--bonus">bonus</span>';
-  const summary = el("p", "sd-cost-race__summary");
+  const summary = el("p", "sd-verdict sd-verdict--quiet");
   summary.setAttribute("role", "status");
   summary.textContent = "Press Run: both lanes start together.";
   root.append(head, intro, bar, lanes.plain.root, lanes.speculative.root, legend, summary);
@@ -192,7 +197,7 @@ function raceView(ctx) {
       l.track.append(seg);
       l.items.push({ at: step.start, show: () => (seg.hidden = false), grow: (t) => (seg.style.width = `${(100 * (Math.min(t, step.end) - step.start)) / scale}%`) });
       if (step.kind === "draft") {
-        const chip = el("span", "sd-token sd-cost-race__drafted", step.word);
+        const chip = el("span", "sd-token sd-token--drafted", step.word);
         chip.hidden = true;
         chip.dataset.fate = step.fate;
         l.tokens.append(chip);
