@@ -187,8 +187,9 @@ HARDWARE: dict[str, Hardware] = {
         64 * GB,
         "Apple newsroom, 'Introducing M1 Pro and M1 Max' (18 October 2021, https://www.apple.com/newsroom/2021/"
         "10/introducing-m1-pro-and-m1-max-the-most-powerful-chips-apple-has-ever-built/): up to 400 GB/s and "
-        "64 GB of unified memory; 10.4 TFLOP/s for the 32-core GPU as Apple stated it at the October 2021 "
-        "event (a 32-bit rate; this GPU's 16-bit rate is the same).",
+        "64 GB of unified memory. 10.4 TFLOP/s is the figure Apple gave for the 32-core GPU at its 18 October 2021 "
+        "event, as the press reported it (it is not in the press release); it is a 32-bit rate, used here for "
+        "16 bits, which third-party listings give the same rate on this GPU.",
     ),
 }
 
