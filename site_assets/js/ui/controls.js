@@ -3,6 +3,7 @@
 //   {key, label, kind, value, min, max, step, format, options, url, live}
 //     kind    "range" (default) | "number" | "select" | "text" | "textarea" | "choice" (a group of toggle buttons)
 //     options [[value, label], ...] for "select" and "choice"
+//     choices [value, ...] for "range": the slider steps through these values (powers of two, say), not min..max
 //     format  value -> text shown beside a range (and in "computing for …" notes)
 //     rows    visible lines of a "textarea" (its text is committed on "change", when the area loses focus)
 //     url     true: the value lives in the page's query string under `key` (ui/url.js); never for a "textarea"
@@ -44,18 +45,22 @@ function labelled(kind, spec, id, field) {
 
 const builders = {
   range(spec, id) {
-    const input = Object.assign(el("input"), { type: "range", name: spec.key, min: spec.min, max: spec.max, step: spec.step });
+    const { choices } = spec;
+    const bounds = choices ? { min: 0, max: choices.length - 1, step: 1 } : { min: spec.min, max: spec.max, step: spec.step };
+    const input = Object.assign(el("input"), { type: "range", name: spec.key, ...bounds });
+    const read = () => (choices ? choices[Number(input.value)] : Number(input.value));
     const root = labelled("range", spec, id, input);
     root.classList.remove("sd-control--range");
     const output = el("output");
     output.htmlFor = id;
     root.append(output);
     const show = () => {
-      output.textContent = (spec.format || formatNumber)(Number(input.value));
+      output.textContent = (spec.format || formatNumber)(read());
       input.setAttribute("aria-valuetext", output.textContent);
     };
     input.addEventListener("input", show);
-    return { root, input, event: "input", get: () => Number(input.value), set: (v) => ((input.value = v), show()) };
+    const write = (v) => (input.value = choices ? Math.max(0, choices.indexOf(v)) : v);
+    return { root, input, event: "input", get: read, set: (v) => (write(v), show()) };
   },
   number(spec, id) {
     const input = Object.assign(el("input"), { type: "number", name: spec.key, min: spec.min, max: spec.max, step: spec.step ?? 1 });
