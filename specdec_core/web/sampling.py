@@ -99,6 +99,7 @@ def _argmax(row: Sequence[float]) -> int:
     return max(range(len(row)), key=lambda i: (row[i], -i))  # the lowest id on ties, as temperature 0 picks
 
 
+# --8<-- [start:betas]
 def betas(contexts: tuple[tuple[int, ...], ...], settings: Settings) -> dict[str, list[float]]:
     """beta at each context, the target shaped by the request's ``settings`` and the draft three ways: ``same``
     (the request's settings too), ``greedy`` (its argmax, declared as the one-hot it samples from, so beta is
@@ -110,6 +111,9 @@ def betas(contexts: tuple[tuple[int, ...], ...], settings: Settings) -> dict[str
         out["greedy"].append(p[_argmax(q_row)])
         out["own"].append(acceptance_rate(p, _shaped(q_row, OWN)))
     return out
+
+
+# --8<-- [end:betas]
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -149,6 +153,7 @@ def _exact(row: Sequence[float]) -> list[Fraction]:
     return [x / total for x in out]
 
 
+# --8<-- [start:pitfall]
 def pitfall(
     pair: models.Pair, context: Sequence[int], declared: str, n: int, rng: random.Random
 ) -> tuple[list[Fraction], list[int]]:
@@ -165,6 +170,9 @@ def pitfall(
     for _ in range(n):
         counts[one_round(honest, context, rng).tokens[0]] += 1
     return theory.exact_output_distribution(p, _exact(greedy)), counts
+
+
+# --8<-- [end:pitfall]
 
 
 def fit(counts: list[int], p: list[float]) -> dict[str, float]:
@@ -216,21 +224,22 @@ def explore(
     # The accepted count is a sum of independent Bernoulli(beta_c) draws, per_context of them at each context c.
     se = math.sqrt(per_context * math.fsum(b * (1.0 - b) for b in beta["same"])) / checked
     law, counts = pitfall(pair, contexts[-1], kind, n, rng)
-    p_exact = _exact(pair.target.probs(contexts[-1]))
+    p_row, proposed = pair.target.probs(contexts[-1]), _argmax(pair.draft.probs(contexts[-1]))
+    p_exact = _exact(p_row)
     metrics = _alpha_metrics(key, beta, accepted / checked, se, checked)
-    metrics |= fit(counts, pair.target.probs(contexts[-1]))
+    metrics |= fit(counts, p_row)
     metrics["exact-tv"] = float(sum((abs(a - b) for a, b in zip(law, p_exact, strict=True)), Fraction(0)) / 2)
     return {
         "figures": {
             "alpha": _alpha_figure(curves(key, settings[1], settings[2]), settings[0], metrics),
             "contexts": _contexts_figure(pair, contexts, beta["same"], key),
-            "pitfall": _pitfall_figure(pair, pair.target.probs(contexts[-1]), [float(x) for x in law], counts, kind),
+            "pitfall": _pitfall_figure(pair, p_row, [float(x) for x in law], counts, kind, proposed),
         },
         "metrics": metrics,
         "declared": kind,
         "description": DECLARED[kind],
         "context_text": pair.decode(contexts[-1][-12:]),
-        "proposed": pair.vocab[_argmax(pair.draft.probs(contexts[-1]))],
+        "proposed": pair.vocab[proposed],
     }
 
 
@@ -268,7 +277,7 @@ def _alpha_figure(curve: dict[str, list[float]], temperature: float, metrics: di
         line([temperature], [metrics["alpha-exact"]], name="exact here", role="target", mode="markers", marker=ring),
         measured,
     ]
-    x_title, y_title = "temperature", f"{ALPHA}: mean acceptance over the prompt's contexts"
+    x_title, y_title = "temperature", f"{ALPHA}: mean of beta over the contexts"
     return figure(data, layout(x_title=x_title, y_title=y_title, y_range=[0, 1.05], height=360, margin={"t": 64}))
 
 
@@ -284,14 +293,19 @@ def _contexts_figure(
     marks = line(positions, agree, name="argmaxes agree (1) or not (0)", role="rejected", mode="markers")
     marks |= {"marker": marks["marker"] | {"symbol": "diamond-open", "size": 9}, "customdata": pieces}
     marks["hovertemplate"] = "after “%{customdata}”: agree = %{y}<extra></extra>"
-    axes = layout(x_title="prompt token the context ends at", y_title="beta", y_range=[0, 1.05], height=300)
+    # Below 0 and above 1 a little: the diamonds at 0 and 1 stay clear of the axis lines.
+    axes = layout(x_title="prompt token the context ends at", y_title="beta", y_range=[-0.06, 1.06], height=300)
     return figure([beta, marks], axes)
 
 
-def _pitfall_figure(pair: models.Pair, p: list[float], law: list[float], counts: list[int], declared: str) -> Figure:
-    """Target p against this draft's exact output law and its sample, on the target's likeliest tokens."""
+def _pitfall_figure(
+    pair: models.Pair, p: list[float], law: list[float], counts: list[int], declared: str, proposed: int
+) -> Figure:
+    """Target p against this draft's exact output law and its sample, on the target's likeliest tokens and the
+    token the greedy draft proposes (where the pitfall piles up its mass)."""
     shown = top_tokens(p, SHOWN)
-    labels = [pair.vocab[t] for t in shown] + ["(all others)"]
+    shown += [] if proposed in shown else [proposed]
+    labels = [pair.vocab[t] for t in shown] + ["others"]
     n = sum(counts)
 
     def grouped(row: Sequence[float]) -> list[float]:

@@ -7,6 +7,10 @@ export const PARAMS = Object.freeze({
   alpha: { min: 0, max: 1, step: 0.01, value: 0.8, short: "α" },
   cost: { min: 0, max: 1, step: 0.01, value: 0.05, short: "c" },
   seed: { min: 0, max: 2 ** 31 - 1, step: 1, value: 0, short: "seed" },
+  // Sampling settings, applied to both models of the n-gram pair (its vocabulary has 1,024 tokens).
+  temperature: { min: 0, max: 2, step: 0.05, value: 1, short: "temperature" },
+  "top-p": { min: 0.05, max: 1, step: 0.05, value: 1, short: "top-p" },
+  "top-k": { min: 0, max: 1024, step: 1, value: 50, short: "top-k" },
 });
 
 function decimals(step) {
