@@ -77,7 +77,7 @@ def test_each_control_moves_its_chart_and_temperature_moves_alpha(page: Any) -> 
     assert greedy["alpha"] == greedy["argmax-agree"] != start["metrics"]["alpha"]
     expect(metric(widget, "alpha")).to_have_attribute("data-value", js_number(greedy["alpha"]))
     expect(metric(widget, "argmax-agree")).to_have_attribute("data-value", js_number(greedy["argmax-agree"]))
-    expect(widget.locator(".sd-cbe-verdict").first).to_contain_text("the two argmaxes agree")
+    expect(widget.locator(".sd-verdict").first).to_contain_text("the two argmaxes agree")
     wait_for_renders(context_chart, before)
     assert "temperature=0" in page.url
 
@@ -103,7 +103,7 @@ def test_the_pitfall_shows_its_verdict_and_the_fix_restores_the_target(page: Any
     expect(metric(widget, "exact")).to_have_attribute("data-value", "0")
     expect(metric(widget, "tv-distance")).to_have_attribute("data-value", js_number(broken["tv-distance"]))
     assert broken["tv-distance"] > 5 * broken["tv-noise"]
-    verdict = widget.locator(".sd-sampling-pitfall .sd-cbe-verdict")
+    verdict = widget.locator(".sd-sampling-pitfall .sd-verdict").last
     expect(verdict).to_contain_text("The output is not the target")
     expect(widget.get_by_role("button", name="Its softmax (the pitfall)")).to_have_attribute("aria-pressed", "true")
 

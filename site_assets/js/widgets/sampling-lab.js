@@ -25,7 +25,7 @@ export default (settings) => {
       { key: "top-p", label: "Top-p", ...PARAMS["top-p"], value: args.top_p, url: true, format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)) },
       { key: "top-k", label: "Top-k (0 = all tokens)", kind: "number", ...PARAMS["top-k"], value: args.top_k, url: true },
       { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: args.seed, url: true },
-      { key: "declared", label: "The greedy draft declares as q", kind: "choice", className: "sd-cbe-presets", options: DECLARED, value: args.declared },
+      { key: "declared", label: "The greedy draft declares as q", kind: "choice", options: DECLARED, value: args.declared },
     ],
     args: (v) => ({ ...args, temperature: v.temperature, top_k: v["top-k"], top_p: v["top-p"], seed: v.seed, declared: v.declared }),
     metrics: [
@@ -44,22 +44,22 @@ export default (settings) => {
 };
 
 function view(ctx) {
-  const summary = el("p", "sd-cbe-verdict");
+  const summary = el("p", "sd-verdict");
   summary.setAttribute("role", "status");
   const alphaChart = ctx.chart("Line chart of α against temperature for three draft settings, enumerated over the prompt's contexts, with this temperature's exact and measured α marked");
   const contextChart = ctx.chart("Bar chart of β at each context of the prompt at these settings, with diamonds where the two models' argmaxes agree");
-  const charts = el("div", "sd-sampling-charts");
+  const charts = el("div", "sd-charts");
   charts.append(alphaChart, contextChart);
 
-  const pitfall = el("div", "sd-cbe-sample sd-sampling-pitfall");
-  const where = el("p", "sd-cbe-variant");
-  const verdict = el("p", "sd-cbe-verdict");
+  const pitfall = el("div", "sd-sampling-pitfall");
+  const where = el("p", "sd-verdict sd-verdict--quiet");
+  const verdict = el("p", "sd-verdict");
   verdict.setAttribute("role", "status");
   const pitfallChart = ctx.chart("Bar chart of the target's likeliest tokens at the prompt's last context: target p, this draft's exact output law, and the sampled output");
   pitfall.append(ctx.controls.declared.root, where, verdict, ctx.tiles(["tv-distance", "tv-noise", "exact", "exact-tv"]), pitfallChart);
 
   const alphaTiles = ctx.tiles(["alpha", "alpha-exact", "argmax-agree", "alpha-greedy", "alpha-own"]);
-  ctx.el.append(ctx.group("sd-sampling-controls", ["temperature", "top-p", "top-k", "seed"]), summary, alphaTiles, charts, pitfall);
+  ctx.el.append(ctx.group("sd-controls", ["temperature", "top-p", "top-k", "seed"]), summary, alphaTiles, charts, pitfall);
 
   return {
     paint(result, a) {
@@ -76,6 +76,8 @@ function view(ctx) {
       where.textContent = `After “…${result.context_text}” the draft proposes its argmax “${result.proposed}” and declares as q ${result.description}.`;
       const n = m.samples.toLocaleString("en");
       const pv = m["p-value"] < 1e-12 ? "below 1e-12" : m["p-value"] < 1e-4 ? Number(m["p-value"]).toExponential(1) : fixed(3)(m["p-value"]);
+      verdict.classList.toggle("sd-verdict--bad", !m.exact);
+      verdict.classList.toggle("sd-verdict--ok", Boolean(m.exact));
       if (!m.exact) {
         verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])} from the target, far above the ${fixed(4)(m["tv-noise"])} that noise alone gives (χ² p-value ${pv}). The output is not the target: the verifier divided by a q nothing was drawn from.`;
       } else if (m["exact-tv"] === 0 && result.declared === "softmax") {
