@@ -10,6 +10,10 @@ export const PARAMS = Object.freeze({
   // Powers of two, as serving engines size them: a value between two snaps to the nearer (by ratio).
   batch: { min: 1, max: 1024, choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], value: 1, short: "batch" },
   context: { min: 128, max: 32768, choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], value: 1024, short: "context" },
+  // Sampling settings, applied to both models of the n-gram pair (its vocabulary has 1,024 tokens).
+  temperature: { min: 0, max: 2, step: 0.05, value: 1, short: "temperature" },
+  "top-p": { min: 0.05, max: 1, step: 0.05, value: 1, short: "top-p" },
+  "top-k": { min: 0, max: 1024, step: 1, value: 50, short: "top-k" },
 });
 
 function decimals(step) {
