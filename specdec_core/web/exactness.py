@@ -4,8 +4,10 @@
 route, and of the first two tokens and the first gamma + 1 tokens across rounds of a context-dependent pair,
 against the target.
 ``exactness.broken`` gives the exact output law of the real round or of one broken on purpose, and with n > 0 a
-seeded sample: the real round through the engine, a broken one through the teaching-only functions below, which
-nothing outside this module may call. Non-goals: the proof itself (docs/exactness.md).
+seeded sample: the real round through the engine, a broken one through the teaching-only functions below. Other
+pages' demonstrations of a broken round (the Sampling page's declared-q pitfall) use them only through
+``teaching_broken_law`` and ``teaching_broken_counts``; nothing outside ``web/`` may call them. Non-goals: the proof
+itself (docs/exactness.md).
 """
 
 from __future__ import annotations
@@ -205,14 +207,28 @@ def _teaching_broken_token(parts: Sequence[list[float]], rng: random.Random) -> 
 # --8<-- [end:broken_variants]
 
 
+def teaching_broken_law(variant: str, p: list[Fraction], q: list[Fraction]) -> list[Fraction]:
+    """The exact law of the token one round of a broken ``variant`` emits (never a real variant: see theory.py)."""
+    kind = check_choice(variant, "variant", [v for v in BROKEN_VARIANTS if v not in _REAL])
+    return _teaching_broken_law(kind, p, q)
+
+
+def teaching_broken_counts(variant: str, p: list[Fraction], q: list[Fraction], n: int, rng: random.Random) -> list[int]:
+    """How often each token is emitted by ``n`` one-token rounds of a broken ``variant``, drawn with ``rng``."""
+    kind = check_choice(variant, "variant", [v for v in BROKEN_VARIANTS if v not in _REAL])
+    parts = tuple([float(x) for x in row] for row in _teaching_broken_parts(kind, p, q))
+    counts = [0] * len(p)
+    for _ in range(n):
+        counts[_teaching_broken_token(parts, rng)] += 1
+    return counts
+
+
 def _sample(variant: str, p: list[Fraction], q: list[Fraction], names: list[str], n: int, seed: int) -> list[int]:
     """The tokens ``n`` one-token rounds of the variant emit, counted per token (q: the draft the steps see)."""
     rng = random.Random(seed)
-    if variant in _REAL:
-        tokens = [r.tokens[0] for r in sample_rounds([float(x) for x in p], [float(x) for x in q], names, n, rng)]
-    else:
-        parts = tuple([float(x) for x in row] for row in _teaching_broken_parts(variant, p, q))
-        tokens = [_teaching_broken_token(parts, rng) for _ in range(n)]
+    if variant not in _REAL:
+        return teaching_broken_counts(variant, p, q, n, rng)
+    tokens = [r.tokens[0] for r in sample_rounds([float(x) for x in p], [float(x) for x in q], names, n, rng)]
     return [tokens.count(x) for x in range(len(p))]
 
 
