@@ -84,13 +84,17 @@ function paintTable(table, rows) {
   }
 }
 
-// On a narrow screen the wide scene would be cut at the sides: step the camera back, keeping its direction.
+// On a narrow screen the wide scene would be cut at the sides and float in blank space under the legend: a less
+// elongated box, the camera stepped back along its own direction, and a shorter chart (the legend takes ~140 px).
 function fit(figure, width) {
-  const eye = figure.layout?.scene?.camera?.eye;
+  const scene = figure.layout?.scene;
+  const eye = scene?.camera?.eye;
   if (!eye || !width || width >= 640) return figure;
   const far = structuredClone(figure);
-  const k = Math.min(2.2, 640 / width);
+  const k = 1.25;
   far.layout.scene.camera.eye = { x: eye.x * k, y: eye.y * k, z: eye.z * k };
+  far.layout.scene.aspectratio = { x: 1.3, y: 1, z: 0.8 };
+  far.layout.height = Math.min(figure.layout.height || 500, 440);
   return far;
 }
 
