@@ -94,7 +94,13 @@ function fit(figure, width) {
   const k = 1.25;
   far.layout.scene.camera.eye = { x: eye.x * k, y: eye.y * k, z: eye.z * k };
   far.layout.scene.aspectratio = { x: 1.3, y: 1, z: 0.8 };
-  far.layout.height = Math.min(figure.layout.height || 500, 440);
+  far.layout.height = Math.min(figure.layout.height || 500, 420);
+  // Long axis titles would still reach past the sides on a phone: a short one for the draft position, and none for
+  // the height, whose title falls at the very left edge (its ticks, "sampled" and the legend say what it is).
+  if (width < 480) {
+    far.layout.scene.yaxis.title = { ...far.layout.scene.yaxis.title, text: "position" };
+    far.layout.scene.zaxis.title = { ...far.layout.scene.zaxis.title, text: "" };
+  }
   return far;
 }
 
