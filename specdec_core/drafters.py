@@ -56,6 +56,7 @@ __all__ = [
     "entropy",
     "exact_rule",
     "lookup_continuation",
+    "typical_distance",
     "typical_output_distribution",
     "typical_round_from_uniforms",
     "typical_rule",
@@ -360,3 +361,20 @@ def typical_output_distribution(
     kept = [float(x) > bar for x in p_exact]
     missed = sum((qx for qx, k in zip(q_exact, kept, strict=True) if not k), Fraction(0))
     return [(qx if k else Fraction(0)) + missed * px for px, qx, k in zip(p_exact, q_exact, kept, strict=True)]
+
+
+def typical_distance(p: Sequence[float], q: Sequence[float], epsilon: float = 0.09, delta: float = 0.3) -> float:
+    """Total variation between the first token's law under typical acceptance and p, in floating point.
+
+    The float twin of ``typical_output_distribution`` for a full vocabulary (the page takes it at every round):
+    with out = q 1_A + q(not A) p, the distance is (1/2) sum_x |out(x) - p(x)|.
+
+    >>> round(typical_distance([0.4, 0.35, 0.25], [0.2, 0.2, 0.6]), 12)  # every token passes: out = q
+    0.35
+    """
+    eps, dlt = _check_typical(epsilon, delta)
+    if len(p) != len(q):
+        raise ValueError(f"p and q must have the same length (got {len(p)} and {len(q)})")
+    bar = typical_threshold(p, eps, dlt)
+    missed = math.fsum(qx for px, qx in zip(p, q, strict=True) if not px > bar)
+    return 0.5 * math.fsum(abs((qx if px > bar else 0.0) + missed * px - px) for px, qx in zip(p, q, strict=True))

@@ -95,4 +95,4 @@ def _check_finite(value: object, where: str, path: str) -> None:
 
 
 # The page modules register their handlers on import. Imported last: they use ``handler`` above.
-from . import bonus, correct, draft, exactness, home, playground, runtime, tuning, verify  # noqa: E402, F401
+from . import bonus, correct, draft, drafters, exactness, home, playground, runtime, tuning, verify  # noqa: E402, F401
