@@ -24,12 +24,12 @@ Leviathan et al. (2023, Appendix A.1) only needs each draft token to be drawn fr
 where q may depend on the context and the earlier drafts in any way (a one-hot q included), or on the context
 alone as in (c). ``tests/test_drafters.py`` checks it by exact enumeration and seeded Monte Carlo.
 
-(d) ``typical_round_from_uniforms``: Medusa's *typical acceptance* (Cai et al. 2024, Section 2.3.1), a rule in
+(d) ``typical_round_from_uniforms``: Medusa's *typical acceptance* (Cai et al. 2024, arXiv Section 3.3.1), a rule in
     place of the exact one. Draft token x at position i is accepted when p_i(x) > min(epsilon, delta *
     exp(-H(p_i))), H the entropy of the target's row in nats; the first rejected position gets a token drawn
     from p_i itself (no residual). Medusa's code calls epsilon ``posterior_threshold`` and delta
-    ``posterior_alpha`` (defaults 0.09 and 0.3 in FasterDecoding/Medusa's evaluation scripts). It accepts more
-    than the exact rule and it is LOSSY: the emitted tokens no longer follow p. ``typical_output_distribution``
+    ``posterior_alpha`` (FasterDecoding/Medusa's published MT-bench answers use 0.09 and 0.3). It can accept more
+    than the exact rule, and it is LOSSY: the emitted tokens no longer follow p. ``typical_output_distribution``
     gives the exact law of the first emitted token, and its distance from p is above zero whenever
     q restricted to the accepted set A is not q(A) times p.
 
@@ -95,6 +95,7 @@ class ModelDrafter:
 # (b) Prompt lookup ------------------------------------------------------------------------------------------------
 
 
+# --8<-- [start:lookup]
 def lookup_continuation(context: Sequence[int], length: int, max_ngram: int = 3, min_ngram: int = 1) -> list[int]:
     """The up to ``length`` tokens that followed the last earlier match of the context's last n tokens.
 
@@ -117,6 +118,9 @@ def lookup_continuation(context: Sequence[int], length: int, max_ngram: int = 3,
             if list(context[j : j + n]) == suffix:
                 return list(context[j + n : j + n + length])
     return []
+
+
+# --8<-- [end:lookup]
 
 
 class PromptLookupDrafter:
@@ -194,6 +198,7 @@ class IndependentHeadsDrafter:
         self._cache: OrderedDict[tuple[int, ...], list[list[float]]] = OrderedDict()
         self._cache_size = cache_size
 
+    # --8<-- [start:heads]
     def marginal(self, context: Sequence[int], steps: int) -> list[float]:
         """q's distribution of the token ``steps`` positions after ``context`` (steps >= 1), drafts unseen."""
         if steps < 1:
@@ -227,6 +232,8 @@ class IndependentHeadsDrafter:
         # NOTE: the drafts are deliberately unused: head i never sees drafts 1..i-1.
         return self.marginal(context, len(drafts) + 1)
 
+    # --8<-- [end:heads]
+
 
 # (d) Typical acceptance (lossy) -----------------------------------------------------------------------------------
 
@@ -244,8 +251,9 @@ def entropy(p: Sequence[float]) -> float:
     return -math.fsum(x * math.log(x) for x in p if x > 0.0)
 
 
+# --8<-- [start:typical]
 def typical_threshold(p: Sequence[float], epsilon: float, delta: float) -> float:
-    """Medusa's bar a draft token must clear: min(epsilon, delta * exp(-H(p))) (Cai et al. 2024, Sec. 2.3.1).
+    """Medusa's bar a draft token must clear: min(epsilon, delta * exp(-H(p))) (Cai et al. 2024, arXiv Sec. 3.3.1).
 
     A peaked p (low entropy) asks for up to epsilon; a flat p lowers the bar, so more tokens pass.
 
@@ -255,6 +263,9 @@ def typical_threshold(p: Sequence[float], epsilon: float, delta: float) -> float
     0.075
     """
     return min(epsilon, delta * math.exp(-entropy(p)))
+
+
+# --8<-- [end:typical]
 
 
 def _check_typical(epsilon: float, delta: float) -> tuple[float, float]:
