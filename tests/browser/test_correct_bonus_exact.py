@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, switch_scheme, wait_for_renders
+from conftest import expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
@@ -266,15 +266,3 @@ def test_instant_navigation_between_the_pages_keeps_widgets_live(page: Any) -> N
     for name in ("exact-check", "exact-broken"):
         expect(page.locator(f'.sd-widget[data-widget="{name}"]')).to_have_attribute("data-sd-live", "true")
     assert page.evaluate("window.__sameDocument") is True
-
-
-@pytest.mark.parametrize(
-    ("path", "widget"), [("correct/", "correct-split"), ("bonus/", "bonus-sim"), ("exactness/", "exact-broken")]
-)
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_serious_accessibility_violations(page: Any, path: str, widget: str, scheme: str) -> None:
-    open_live(page, path, widget)
-    if scheme == "dark":
-        switch_scheme(page)
-    serious = axe_violations(page, ".md-content")
-    assert not serious, serious

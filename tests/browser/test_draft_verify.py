@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, switch_scheme, wait_for_renders
+from conftest import expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -214,14 +214,3 @@ def test_metrics_use_the_vocabulary_and_link_to_the_converter(page: Any, path: s
     expect(link).to_have_attribute("href", "../tuning/#the-calculator")
     link.click()
     expect(page).to_have_url(re.compile(r"/tuning/#the-calculator$"))
-
-
-@pytest.mark.parametrize("path", ["draft/", "verify/"])
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_pages_have_no_serious_accessibility_violations(page: Any, path: str, scheme: str) -> None:
-    page.goto(path)
-    for widget in page.locator(".sd-widget").all():
-        expect(widget).to_have_attribute("data-sd-live", "true", timeout=30_000)
-    if scheme == "dark":
-        switch_scheme(page)
-    assert axe_violations(page, ".md-content") == []

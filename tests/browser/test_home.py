@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, switch_scheme, wait_for_renders
+from conftest import expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -178,14 +178,6 @@ def test_theme_toggle_restyles_the_3d_scene(page: Any) -> None:
     after = scene_colours(page)
     assert after[2] != before[2]  # axis titles too
     expect(legend).not_to_have_css("fill", legend_fill)
-
-
-def test_no_serious_accessibility_findings_in_either_theme(page: Any) -> None:
-    open_home(page)
-    first = page.locator("body").get_attribute("data-md-color-scheme")
-    assert axe_violations(page) == [], first
-    second = switch_scheme(page)
-    assert axe_violations(page) == [], second
 
 
 def test_instant_navigation_away_and_back_keeps_the_lab_live(page: Any) -> None:

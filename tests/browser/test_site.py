@@ -4,7 +4,10 @@ The pages are discovered from the built ``site/sitemap.xml`` (``make site``), so
 touching this file; ``test_sitemap_lists_every_page_in_the_nav`` keeps that discovery honest. Page-specific
 behaviour (what a slider should compute, Run, Step, URL state) is tested in each page's own file; here every page
 must merely reach ready, go live, stay accessible and keyboard-operable, survive instant navigation, paint
-without Python, and recover from a failed start-up.
+without Python, and recover from a failed start-up. The accessibility check of every page (axe-core, light and
+dark) lives here: page files do not repeat it. Each page is booted once for all its live checks
+(``test_every_page_goes_live_and_is_accessible_and_keyboard_operable``), and the instant-navigation test visits
+every page in one document, so adding a page adds about one boot.
 
 All waits are on visible state (``expect`` / ``wait_for_function``); the strict ``page`` fixture fails a test on
 any console error or request that leaves the site's origin.
@@ -197,28 +200,6 @@ def test_search_finds_a_page_and_opens_it(page: Any, server: SiteServer) -> None
     expect(page.locator(".md-content mark").first).to_have_text(re.compile("residual", re.IGNORECASE))
 
 
-@pytest.mark.parametrize("path", PAGES, ids=page_id)
-def test_page_reaches_ready_and_every_widget_goes_live(page: Any, server: SiteServer, path: str) -> None:
-    open_page(page, server, path)
-    expect_ready(page)
-    expect_widgets_live(page)
-    expect(page.locator(".sd-error")).to_have_count(0)
-
-
-@pytest.mark.parametrize("path", WIDGET_PAGES, ids=page_id)
-def test_every_control_that_sets_gamma_is_labelled_speculation_length(page: Any, server: SiteServer, path: str) -> None:
-    """One name for gamma on every page (the vocabulary of DESIGN.md): each control whose value is gamma reads
-    "Speculation length" and the letter (a note may follow), never "Proposal length" or another name."""
-    open_page(page, server, path)
-    widgets = page.locator(".md-content .sd-widget[data-widget]")
-    for i in range(widgets.count()):
-        expect(widgets.nth(i)).to_have_attribute("data-sd-mounted", "true")
-    labels = page.locator(".md-content .sd-widget input[name=gamma]").evaluate_all(
-        "els => els.map(el => el.labels[0]?.textContent ?? '(no label)')"
-    )
-    assert all(label.startswith("Speculation length \N{GREEK SMALL LETTER GAMMA}") for label in labels), labels
-
-
 def test_python_in_the_page_runs_the_precompiled_core(page: Any, server: SiteServer) -> None:
     """The worker runs CPython 3.14 (Pyodide 314) and imported specdec_core from the bytecode the build shipped."""
     open_page(page, server, "")
@@ -234,29 +215,24 @@ def widget_pages_for_navigation() -> list[str]:
     return [p for p in WIDGET_PAGES if p != ""] or [NOT_BUILT]
 
 
-@pytest.mark.parametrize("path", widget_pages_for_navigation(), ids=page_id)
-def test_instant_navigation_keeps_widgets_working(page: Any, server: SiteServer, path: str) -> None:
-    """Home -> page -> home by clicking links: one document, one worker; widgets mount, go live and redraw each time."""
+def test_instant_navigation_keeps_widgets_working(page: Any, server: SiteServer) -> None:
+    """Home -> each page -> home by clicking links, in one document and with one worker (one boot for the lot):
+    each time, the page's widgets mount, go live and redraw when a slider moves."""
     open_page(page, server, "")
     expect_ready(page)
     home_widgets = expect_widgets_live(page)
     page.evaluate("window.__sdSameDocument = true")
 
-    changed = []
-    follow_nav_link(page, server, path)
-    assert expect_widgets_live(page) > 0
-    changed.append(change_a_control(page))
+    for path in widget_pages_for_navigation():
+        follow_nav_link(page, server, path)
+        assert expect_widgets_live(page) > 0, path
+        change_a_control(page)  # a page of tables has no slider beside a chart: then nothing to redraw
+        expect(page.locator(".sd-error")).to_have_count(0)
 
-    follow_nav_link(page, server, "")
-    assert expect_widgets_live(page) == home_widgets
-    changed.append(change_a_control(page))
-
-    follow_nav_link(page, server, path)
-    expect_widgets_live(page)
-    changed.append(change_a_control(page))
-
-    # The home page's lab always has a slider and a chart, so at least one control was exercised after navigating.
-    assert any(changed), "no slider redrew a chart after instant navigation"
+        follow_nav_link(page, server, "")
+        assert expect_widgets_live(page) == home_widgets, f"home after {path}"
+        # The home page's lab always has a slider and a chart.
+        assert change_a_control(page), f"no slider redrew a chart on home after visiting {path}"
 
     assert page.evaluate("window.__sdSameDocument") is True, "a link click reloaded the page (no instant navigation)"
     expect(page.locator("[data-sd-status]")).to_have_text(READY)
@@ -385,49 +361,6 @@ FONT_COLOURS = (
 )
 
 
-@pytest.mark.parametrize("path", CHART_PAGES, ids=page_id)
-def test_theme_toggle_restyles_every_chart(page: Any, server: SiteServer, path: str) -> None:
-    """Every drawn chart's text colour follows the palette: it changes on toggling to dark and comes back on light."""
-    open_page(page, server, path)
-    expect_ready(page)
-    expect_widgets_live(page)
-    light: list[str | None] = page.evaluate(FONT_COLOURS)
-    assert any(light), f"the build drew charts on this page, but none is drawn now: {light}"
-    assert NOT_PLOTLY not in light, light
-
-    toggle_palette(page)
-    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
-    page.wait_for_function(
-        f"light => ({FONT_COLOURS})().every((colour, i) => light[i] === null || (colour !== light[i]"
-        f" && colour !== '{NOT_PLOTLY}'))",
-        arg=light,
-    )
-
-    toggle_palette(page)
-    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "default")
-    page.wait_for_function(f"light => ({FONT_COLOURS})().every((colour, i) => colour === light[i])", arg=light)
-
-
-@pytest.mark.parametrize("path", PAGES, ids=page_id)
-def test_no_serious_accessibility_violations_in_light_and_dark(page: Any, server: SiteServer, path: str) -> None:
-    """axe-core on the finished page (ready, widgets live), once per colour scheme."""
-    open_page(page, server, path)
-    expect_ready(page)
-    expect_widgets_live(page)
-    light = axe_violations(page)
-
-    before = page.evaluate("() => [...document.querySelectorAll('.sd-chart')].map(c => c.dataset.sdRenders)")
-    toggle_palette(page)
-    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
-    # Charts redraw in the new palette before axe looks at them.
-    page.wait_for_function(
-        "before => [...document.querySelectorAll('.sd-chart')].every((c, i) => c.dataset.sdRenders !== before[i])",
-        arg=before,
-    )
-    dark = axe_violations(page)
-    assert (light, dark) == ([], []), f"light: {light}\ndark: {dark}"
-
-
 def expect_build_time_charts(page: Any, path: str, drawn_by: str) -> None:
     """Every widget is mounted, none is live, and each one the build drew a chart for shows it, drawn by
     ``drawn_by``: "sketch" (sketch.js, before Plotly has loaded) or "plotly"."""
@@ -553,61 +486,6 @@ def test_without_plotly_the_charts_stay_sketches_and_the_page_says_so(
 
 # Tab presses allowed to get from a widget's start to past its last slider; widgets hold a handful of controls.
 MAX_TABS_PER_WIDGET = 60
-
-
-@pytest.mark.parametrize("path", PAGES, ids=page_id)
-def test_every_slider_is_reachable_by_tab_and_moves_with_arrows(page: Any, server: SiteServer, path: str) -> None:
-    """Tab from the start of each widget reaches each of its visible sliders; an arrow key then changes the value the
-    widget shows beside it and, for a slider that feeds Python, the widget paints a new result."""
-    open_page(page, server, path)
-    expect_ready(page)
-    expect_widgets_live(page)
-    widgets = page.locator(".md-content .sd-widget[data-widget]")
-    for w in range(widgets.count()):
-        widget = widgets.nth(w)
-        sliders = widget.locator("input[type=range]:visible")
-        count = sliders.count()
-        if count == 0:
-            continue
-        for i in range(count):
-            sliders.nth(i).evaluate("(el, i) => el.setAttribute('data-sd-test-slider', i)", i)
-        # Focus lands on the widget itself (a programmatic starting point), then Tab walks its focus order.
-        reached: list[str] = widget.evaluate(
-            """el => {
-                window.__sdReached = [];
-                el.querySelectorAll('[data-sd-test-slider]').forEach(s => s.addEventListener('focus',
-                    () => window.__sdReached.push(s.dataset.sdTestSlider), {once: true}));
-                el.setAttribute('tabindex', '-1');
-                el.focus();
-                return window.__sdReached;
-            }"""
-        )
-        for _ in range(MAX_TABS_PER_WIDGET):
-            page.keyboard.press("Tab")
-            reached, inside = widget.evaluate("el => [window.__sdReached, el.contains(document.activeElement)]")
-            if len(reached) == count or not inside:
-                break
-        widget.evaluate("el => el.removeAttribute('tabindex')")
-        missing = [sliders.nth(i).get_attribute("id") for i in range(count) if str(i) not in reached]
-        assert not missing, f"{widget.get_attribute('data-widget')}: sliders that Tab does not reach: {missing}"
-
-        # The arrow key moves the slider (Chromium's part); the widget's part is what follows: the value beside the
-        # slider says the new value (also to screen readers), and a slider that feeds Python gets a new result.
-        for i in range(count):
-            slider = sliders.nth(i)
-            shown = page.locator(f"output[for='{slider.get_attribute('id')}']")
-            before = shown.text_content()
-            paints = int(widget.get_attribute("data-sd-paints") or 0)
-            at_max = slider.evaluate("el => Number(el.value) >= Number(el.max)")
-            slider.focus()
-            page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
-            expect(shown).not_to_have_text(before or "")
-            expect(slider).to_have_attribute("aria-valuetext", shown.text_content() or "")
-            if slider.get_attribute("data-sd-refresh") is not None:
-                page.wait_for_function(
-                    "([el, n]) => Number(el.dataset.sdPaints || 0) > n", arg=[widget.element_handle(), paints]
-                )
-            slider.evaluate("el => el.removeAttribute('data-sd-test-slider')")
 
 
 def test_a_worker_that_fails_after_ready_turns_the_status_to_error_and_retry_recovers(
@@ -744,13 +622,21 @@ DRAWN_BOTH_WAYS = """async (base) => {
 }"""
 
 
-@pytest.mark.parametrize("path", CHART_PAGES, ids=page_id)
-def test_the_sketch_draws_what_plotly_draws(page: Any, server: SiteServer, path: str) -> None:
+# --- every page, booted once: live, named, drawn as sketched, accessible in both schemes, keyboard-operable ---
+
+
+def expect_gamma_labelled_speculation_length(page: Any) -> None:
+    """One name for gamma on every page (the vocabulary of DESIGN.md): each control whose value is gamma reads
+    "Speculation length" and the letter (a note may follow), never "Proposal length" or another name."""
+    labels = page.locator(".md-content .sd-widget input[name=gamma]").evaluate_all(
+        "els => els.map(el => el.labels[0]?.textContent ?? '(no label)')"
+    )
+    assert all(label.startswith("Speculation length \N{GREEK SMALL LETTER GAMMA}") for label in labels), labels
+
+
+def expect_sketch_draws_what_plotly_draws(page: Any, server: SiteServer) -> None:
     """The static first paint (sketch.js) shows the same figure Plotly then draws: the same traces, the same legend
     entries, and axis ranges within 2% of the axis span of Plotly's (its autorange pads a little differently)."""
-    open_page(page, server, path)
-    expect_ready(page)
-    expect_widgets_live(page)
     drawn = page.evaluate(DRAWN_BOTH_WAYS, server.base)
     assert drawn, "no chart drawn by Plotly on this page"
     for chart in drawn:
@@ -760,3 +646,95 @@ def test_the_sketch_draws_what_plotly_draws(page: Any, server: SiteServer, path:
         for axis, (lo, hi) in plotly["ranges"].items():
             tolerance = 0.02 * abs(hi - lo)
             assert sketch["ranges"][axis] == pytest.approx([lo, hi], abs=tolerance), (axis, chart)
+
+
+def expect_accessible_and_charts_follow_the_scheme(page: Any, has_charts: bool) -> None:
+    """axe-core finds nothing serious in light and in dark, and every drawn chart's text colour follows the
+    palette: it changes on toggling to dark (before axe looks at the dark page) and comes back on light."""
+    light_colours: list[str | None] = page.evaluate(FONT_COLOURS)
+    if has_charts:
+        assert any(light_colours), f"the build drew charts on this page, but none is drawn now: {light_colours}"
+    assert NOT_PLOTLY not in light_colours, light_colours
+    light = axe_violations(page)
+
+    toggle_palette(page)
+    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
+    page.wait_for_function(
+        f"light => ({FONT_COLOURS})().every((colour, i) => light[i] === null || (colour !== light[i]"
+        f" && colour !== '{NOT_PLOTLY}'))",
+        arg=light_colours,
+    )
+    dark = axe_violations(page)
+
+    toggle_palette(page)
+    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "default")
+    page.wait_for_function(f"light => ({FONT_COLOURS})().every((colour, i) => colour === light[i])", arg=light_colours)
+    assert (light, dark) == ([], []), f"light: {light}\ndark: {dark}"
+
+
+def expect_sliders_reachable_by_tab_and_moved_by_arrows(page: Any) -> None:
+    """Tab from the start of each widget reaches each of its visible sliders; an arrow key then changes the value the
+    widget shows beside it and, for a slider that feeds Python, the widget paints a new result."""
+    widgets = page.locator(".md-content .sd-widget[data-widget]")
+    for w in range(widgets.count()):
+        widget = widgets.nth(w)
+        sliders = widget.locator("input[type=range]:visible")
+        count = sliders.count()
+        if count == 0:
+            continue
+        for i in range(count):
+            sliders.nth(i).evaluate("(el, i) => el.setAttribute('data-sd-test-slider', i)", i)
+        # Focus lands on the widget itself (a programmatic starting point), then Tab walks its focus order.
+        reached: list[str] = widget.evaluate(
+            """el => {
+                window.__sdReached = [];
+                el.querySelectorAll('[data-sd-test-slider]').forEach(s => s.addEventListener('focus',
+                    () => window.__sdReached.push(s.dataset.sdTestSlider), {once: true}));
+                el.setAttribute('tabindex', '-1');
+                el.focus();
+                return window.__sdReached;
+            }"""
+        )
+        for _ in range(MAX_TABS_PER_WIDGET):
+            page.keyboard.press("Tab")
+            reached, inside = widget.evaluate("el => [window.__sdReached, el.contains(document.activeElement)]")
+            if len(reached) == count or not inside:
+                break
+        widget.evaluate("el => el.removeAttribute('tabindex')")
+        missing = [sliders.nth(i).get_attribute("id") for i in range(count) if str(i) not in reached]
+        assert not missing, f"{widget.get_attribute('data-widget')}: sliders that Tab does not reach: {missing}"
+
+        # The arrow key moves the slider (Chromium's part); the widget's part is what follows: the value beside the
+        # slider says the new value (also to screen readers), and a slider that feeds Python gets a new result.
+        for i in range(count):
+            slider = sliders.nth(i)
+            shown = page.locator(f"output[for='{slider.get_attribute('id')}']")
+            before = shown.text_content()
+            paints = int(widget.get_attribute("data-sd-paints") or 0)
+            at_max = slider.evaluate("el => Number(el.value) >= Number(el.max)")
+            slider.focus()
+            page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+            expect(shown).not_to_have_text(before or "")
+            expect(slider).to_have_attribute("aria-valuetext", shown.text_content() or "")
+            if slider.get_attribute("data-sd-refresh") is not None:
+                page.wait_for_function(
+                    "([el, n]) => Number(el.dataset.sdPaints || 0) > n", arg=[widget.element_handle(), paints]
+                )
+            slider.evaluate("el => el.removeAttribute('data-sd-test-slider')")
+
+
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any, server: SiteServer, path: str) -> None:
+    """One boot per page, then in turn: the page reaches ready and every widget goes live with no error; gamma is
+    named "Speculation length"; each chart Plotly drew matches its static sketch; axe finds nothing serious in light
+    or dark and the charts follow the palette; every slider is reachable by Tab and acts on its arrow keys."""
+    open_page(page, server, path)
+    expect_ready(page)
+    expect_widgets_live(page)
+    expect(page.locator(".sd-error")).to_have_count(0)
+    expect_gamma_labelled_speculation_length(page)
+    has_charts = path in CHART_PAGES
+    if has_charts:
+        expect_sketch_draws_what_plotly_draws(page, server)
+    expect_accessible_and_charts_follow_the_scheme(page, has_charts)
+    expect_sliders_reachable_by_tab_and_moved_by_arrows(page)
