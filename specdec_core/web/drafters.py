@@ -282,7 +282,10 @@ def _law_figure(pair: models.Pair, p: list[float], q: list[float], eps: float, d
     names = [f"{i + 1}. {pair.vocab[t]}" for i, t in enumerate(ids)]
     target = bar(names, rounded([p[t] for t in ids]), name="target p (= the exact rule's output)", role="target")
     lossy = bar(names, rounded([out[t] for t in ids]), name="typical acceptance's output", role="rejected")
+    top = max(max(p[t] for t in ids), max(out[t] for t in ids))
+    # A fixed range: the static first paint (sketch.js) and Plotly then agree on the axis, bars start at 0.
     axes = layout(y_title="probability of the first token", barmode="group", xaxis={"type": "category"})
+    axes["yaxis"] |= {"range": [0, round(1.1 * top, 3)]}
     axes["margin"] |= {"b": 72}
     return figure([target, lossy], axes)
 

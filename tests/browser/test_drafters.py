@@ -1,7 +1,8 @@
-"""The Drafters page in the browser: each control moves its chart, URL state, 390 px, axe.
+"""The Drafters page in the browser: each control moves its chart, URL state, 390 px.
 
 Every expected number comes from the same handler run natively with the same arguments, so these tests also check
-that Pyodide and CPython agree. Waits are on visible state only; each test boots the page once.
+that Pyodide and CPython agree. Waits are on visible state only; each test boots the page once. Accessibility
+(axe, light and dark), keyboard operation and the build-time sketches are checked for every page in test_site.py.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, switch_scheme, wait_for_renders
+from conftest import expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -137,7 +138,7 @@ def test_url_state_is_read_clamped_and_reproduced(page: Any) -> None:
     expect(widget.locator(".sd-notice")).to_have_count(0)
 
 
-def test_narrow_screen_and_accessibility_in_both_schemes(page: Any) -> None:
+def test_narrow_screen_keeps_every_control_on_screen(page: Any) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
     open_live(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
@@ -147,7 +148,5 @@ def test_narrow_screen_and_accessibility_in_both_schemes(page: Any) -> None:
     rows = page.locator(f"{PUBLISHED} tbody tr")
     expect(rows.first).to_contain_text("Leviathan")
     assert rows.count() >= 10
-    for _ in ("light", "dark"):
-        serious = axe_violations(page, ".md-content")
-        assert not serious, serious
-        switch_scheme(page)
+    # The published table may scroll inside its frame, never the page.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -1,6 +1,7 @@
 // Widget "drafters-published": the table of published results. Every number in it is either quoted from a paper
-// (cited on the page) or computed by Python at build time: the tokens per target pass that Eq. 1 of Leviathan et
-// al. (2023) predicts from a reported α (web/drafters.py, drafters.published). Nothing to compute live.
+// (cited on the page) or computed by Python: the tokens per target pass that Eq. 1 of Leviathan et al. (2023)
+// predicts from a reported α (web/drafters.py, drafters.published). The build paints it; once Python is up the
+// same handler answers live (no controls, so once).
 //
 //   <div class="sd-widget" data-widget="drafters-published">
 //   <template data-sd-settings>{"handler": "drafters.published", "args": {}}</template>
@@ -20,7 +21,6 @@ const SOURCES = {
 };
 
 export default {
-  live: false,
   controls: [],
   view(ctx) {
     const table = el("table", "sd-drafters-table sd-drafters-published");
