@@ -27,7 +27,7 @@ addEventListener("unhandledrejection", (event) => {
 
 // --- deferred sections ------------------------------------------------------------------------------------------
 
-// html.sd-boot (set from <head>) keeps .sd-later sections unstyled while Python boots (lab.css). They are shown
+// html.sd-boot (set from <head>) keeps .sd-later sections unstyled while Python boots (css/components.css). They are shown
 // once Python is ready or has failed, or as soon as one comes within a screen of the viewport.
 let laterObserver = null;
 

@@ -44,7 +44,7 @@ GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
 TIMES = "\N{MULTIPLICATION SIGN}"
 
-#: Semantic colours (Okabe & Ito's colour-blind-safe set). ``site_assets/css/lab.css`` defines the same values as
+#: Semantic colours (Okabe & Ito's colour-blind-safe set). ``site_assets/css/tokens.css`` defines the same values as
 #: ``--sd-<name>`` custom properties, and a test keeps the two in step.
 COLORS: dict[str, str] = {
     "target": "#0072B2",  # p: blue

@@ -129,7 +129,7 @@ def test_correct_sample_asked_for_one_pair_is_not_shown_for_the_next(page: Any) 
     expect(sample).to_be_enabled(timeout=60_000)  # the sample's call has ended
     moved = native("correct.split", preset="worked", blend=0.5)["metrics"]
     expect(metric(widget, "beta")).to_have_attribute("data-value", js_number(moved["beta"]))
-    expect(widget.locator(".sd-cbe-verdict")).to_contain_text("sample again")
+    expect(widget.locator(".sd-verdict")).to_contain_text("sample again")
     for name in ("tv-distance", "p-value", "exact"):
         expect(metric(widget, name)).not_to_have_attribute("data-value", re.compile(r"."))
     expect(widget.locator(".sd-chart").nth(2)).to_be_hidden()
@@ -240,7 +240,7 @@ def test_greedy_draft_declared_soft_shows_its_law_and_fails_the_test(page: Any) 
     expect(select.locator("option")).to_have_count(9)
     select.select_option(label="Greedy draft declared as soft q")
     expect(metric(widget, "exact-tv")).to_have_attribute("data-value", js_number(1 / 6))
-    expect(widget.locator(".sd-cbe-variant")).to_contain_text("cat 1/3, dog 1/4, fox 5/12")
+    expect(widget.locator(".sd-verdict--quiet")).to_contain_text("cat 1/3, dog 1/4, fox 5/12")
     widget.get_by_role("button", name="Sample 10,000 rounds").click()
     expect(metric(widget, "exact")).to_have_attribute("data-value", "0", timeout=60_000)
     assert value(widget, "tv-distance") > tv_bound(10_000, 3)
@@ -249,7 +249,7 @@ def test_greedy_draft_declared_soft_shows_its_law_and_fails_the_test(page: Any) 
     # The page's "Draft probability 0" tab, both ways: an honest draft with a zero stays exact, a naive p/0 does not.
     select.select_option(label="Draft probability 0, honest draft")
     expect(metric(widget, "exact-tv")).to_have_attribute("data-value", "0")
-    expect(widget.locator(".sd-cbe-variant")).to_contain_text("dog 7/20")
+    expect(widget.locator(".sd-verdict--quiet")).to_contain_text("dog 7/20")
     select.select_option(label="Draft probability 0, naive p/0")
     expect(metric(widget, "exact-tv")).to_have_attribute("data-value", js_number(0.13))
 

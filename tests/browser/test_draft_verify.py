@@ -60,7 +60,7 @@ def test_draft_step_drafts_the_next_seeds_words(page: Any) -> None:
     widget.get_by_role("button", name="Step").click()
     expect(widget.get_by_role("spinbutton", name="Seed")).to_have_value("13")
     step = native("draft.ngram", seed=13)
-    expect(widget.locator(".sd-dv-status")).to_contain_text("seed 13")
+    expect(widget.locator(".sd-verdict")).to_contain_text("seed 13")
     words = [pos["word"] for pos in step["positions"]]
     expect(chips).to_have_count(4)
     for chip, word in zip(chips.all(), words, strict=True):
@@ -149,7 +149,7 @@ def test_verify_round_shows_the_packages_decisions(page: Any) -> None:
             shown_u, shown_threshold = float(cells[4]), float(cells[3])
             if abs(shown_u - shown_threshold) > 1e-3:  # both shown to 3 decimals: a closer pair could round across
                 assert (shown_u < shown_threshold) == (cells[5] == "accepted"), cells
-        expect(widget.locator(".sd-dv-status")).to_contain_text(f"accepted {result['metrics']['accepted']}")
+        expect(widget.locator(".sd-verdict")).to_contain_text(f"accepted {result['metrics']['accepted']}")
         expect(widget.locator(f".sd-token--{result['final']['kind']}")).to_have_text(
             re.compile(re.escape(result["final"]["word"]))
         )

@@ -64,7 +64,7 @@ def test_compare_each_control_moves_its_charts(page: Any) -> None:
     positions, passes = widget.locator(".sd-chart").nth(0), widget.locator(".sd-chart").nth(1)
     args = dict(COMPARE_ARGS)
     expect_metric(page, COMPARE, "tokens-per-pass", native("drafters.compare", **args)["tokens-per-pass"])
-    expect(widget.locator(".sd-drafters-table tbody tr")).to_have_count(3)
+    expect(widget.locator(".sd-table tbody tr")).to_have_count(3)
 
     def set_seed() -> None:
         widget.get_by_label("Seed").fill("3")
@@ -102,7 +102,7 @@ def test_typical_controls_move_charts_and_the_distance_stays_above_zero(page: An
     expect_metric(page, TYPICAL, "tv-distance", first["tv-distance"])
     assert first["tv-distance"] > 0.1 and first["accept-rate-typical"] > first["accept-rate-exact"]
     expect_metric(page, TYPICAL, "tv-distance-exact", 0.0, tol=1e-12)
-    expect(widget.locator(".sd-tuning-verdict")).to_contain_text("it is lossy")
+    expect(widget.locator(".sd-verdict")).to_contain_text("it is lossy")
 
     # epsilon and delta move the lossy rule (both charts); gamma moves the acceptance chart.
     for label, key, value, times in ((EPSILON_LABEL, "epsilon", 0.03, 4), (DELTA_LABEL, "delta", 0.05, 3)):

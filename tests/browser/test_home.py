@@ -89,8 +89,8 @@ def test_home_is_ready_with_the_hero_and_a_live_3d_lab(page: Any) -> None:
 
     # The same rounds as a table, for keyboards and screen readers.
     lab.get_by_text("The rounds in the chart, as a table").click()
-    expect(lab.locator(".sd-lab3d__table tbody tr")).to_have_count(16)
-    expect(lab.locator(".sd-lab3d__table tbody tr").first).to_contain_text(expected["table"][0]["final"])
+    expect(lab.locator(".sd-lab3d__details tbody tr")).to_have_count(16)
+    expect(lab.locator(".sd-lab3d__details tbody tr").first).to_contain_text(expected["table"][0]["final"])
 
 
 def test_alpha_slider_changes_the_figure_and_the_metrics(page: Any) -> None:

@@ -81,7 +81,7 @@ def test_calculator_goes_live_and_alpha_moves_figure_and_metrics(page: Any) -> N
     expect_metric(page, CALC, "break-even-alpha", even)
     wait_for_renders(curve, before)
     expect(page).to_have_url(re.compile(r"alpha=0\.7(&|$)"))
-    expect(page.locator(f"{CALC} .sd-tuning-verdict")).to_contain_text("Speculation pays")
+    expect(page.locator(f"{CALC} .sd-verdict")).to_contain_text("Speculation pays")
 
 
 def test_calculator_url_round_trip_and_clamping(page: Any) -> None:

@@ -74,7 +74,7 @@ const builders = {
     return { root: labelled("text", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
   },
   choice(spec) {
-    const root = el("div", spec.className || "sd-choice");
+    const root = el("div", spec.className ? `sd-chips ${spec.className}` : "sd-chips");
     root.setAttribute("role", "group");
     root.setAttribute("aria-label", spec.label);
     let value = spec.value;
@@ -120,9 +120,9 @@ export function control(spec, name) {
 
 // Metric tiles: [{name, label}] -> <dl> of label and an <output data-metric=name> (aria-live) per metric.
 export function tiles(items) {
-  const root = el("dl", "sd-metrics");
+  const root = el("dl", "sd-tiles");
   for (const { name, label } of items) {
-    const item = el("div", "sd-metric");
+    const item = el("div", "sd-tile");
     const out = el("output", "", "…");
     out.dataset.metric = name;
     out.setAttribute("aria-live", "polite");

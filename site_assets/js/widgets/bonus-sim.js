@@ -27,7 +27,7 @@ export default (settings) => ({
     { name: "alpha-theory", label: "Per-token acceptance rate α (set)", format: fixed(2) },
   ],
   view(ctx) {
-    const summary = el("p", "sd-cbe-verdict");
+    const summary = el("p", "sd-verdict");
     summary.setAttribute("role", "status");
     summary.setAttribute("aria-live", "polite");
     const note = relation(
@@ -37,9 +37,9 @@ export default (settings) => ({
       "Bar chart of the share of rounds by number of accepted drafts, theory as bars (the last bar: all accepted, a bonus token) and the simulated rounds as diamonds",
     );
     const curve = ctx.chart("Line chart of expected tokens per target pass against γ at this α, under the ceiling γ + 1, with the current γ marked");
-    const charts = el("div", "sd-cbe-charts");
+    const charts = el("div", "sd-charts");
     charts.append(counts, curve);
-    ctx.el.append(ctx.group("sd-cbe-controls"), summary, ctx.tiles(), note, charts);
+    ctx.el.append(ctx.group("sd-controls"), summary, ctx.tiles(), note, charts);
     return {
       paint(result) {
         const m = result.metrics;

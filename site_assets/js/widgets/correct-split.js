@@ -27,7 +27,7 @@ export default (settings) => {
   const args = { preset: "worked", ...DEFAULTS, ...settings.args };
   return {
     controls: [
-      { key: "preset", label: "Starting pair", kind: "choice", options: PRESETS, value: args.preset, className: "sd-cbe-presets", onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }) },
+      { key: "preset", label: "Starting pair", kind: "choice", options: PRESETS, value: args.preset, onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }) },
       {
         key: "temperature",
         label: "Draft temperature",
@@ -67,16 +67,16 @@ function view(ctx) {
 
   // The Monte Carlo part: the real round, 10,000 times, in the reader's browser.
   const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => runSample(), "md-button--primary");
-  const sampleRow = el("div", "sd-cbe-sample-row");
+  const sampleRow = el("div", "sd-buttons");
   sampleRow.append(ctx.controls.seed.root, sampleButton);
   const sampleChart = ctx.chart("Bar chart of the emitted-token frequencies of the sampled rounds against the target p, with two-standard-error bars");
   sampleChart.hidden = true;
-  const verdict = el("p", "sd-cbe-verdict", "Not sampled yet: the charts above are exact; press the button to test the real algorithm.");
+  const verdict = el("p", "sd-verdict", "Not sampled yet: the charts above are exact; press the button to test the real algorithm.");
   verdict.setAttribute("role", "status");
   verdict.setAttribute("aria-live", "polite");
   const sampleBox = el("div", "sd-cbe-sample");
   sampleBox.append(sampleRow, verdict, sampleChart, sampleTiles);
-  ctx.el.append(ctx.controls.preset.root, ctx.group("sd-cbe-controls", ["temperature", "shift", "blend"]), splitTiles, dists, proof, sampleBox);
+  ctx.el.append(ctx.controls.preset.root, ctx.group("sd-controls", ["temperature", "shift", "blend"]), splitTiles, dists, proof, sampleBox);
 
   let current = null; // the split on screen: p, q and labels for the sampler
   // A sample belongs to the pair it was drawn for: when the pair changes, its numbers go.

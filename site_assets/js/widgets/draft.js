@@ -72,7 +72,7 @@ const risk = (settings) => ({
     const chart = ctx.chart(
       "Bars: the probability that all γ drafted tokens are accepted, α to the power γ, for γ from 1 to 8; line: the expected speedup at draft cost c, with the best γ starred",
     );
-    ctx.el.append(ctx.group("sd-dv-controls"), chart, ctx.tiles());
+    ctx.el.append(ctx.group("sd-controls"), chart, ctx.tiles());
     return {
       paint(result) {
         ctx.render(chart, result.figure);

@@ -33,19 +33,22 @@ export default (settings) => ({
     { name: "draft-calls-per-token", label: "Draft-model passes per emitted token", format: fixed(2) },
   ],
   view(ctx) {
-    const summary = el("p", "sd-cbe-verdict");
+    const summary = el("p", "sd-verdict");
     summary.setAttribute("role", "status");
     summary.setAttribute("aria-live", "polite");
     const positions = ctx.chart("Line chart: for each drafter, the share of checked drafts accepted at each draft position 1 to γ");
     const passes = ctx.chart("Bar chart: tokens per target pass for each drafter, the chosen one in blue; the dotted line is plain decoding");
-    const charts = el("div", "sd-drafters-charts");
+    const charts = el("div", "sd-charts");
     charts.append(positions, passes);
-    const table = el("table", "sd-drafters-table");
-    const wrap = el("div", "sd-cbe-table-wrap");
+    const table = el("table", "sd-table sd-table--numeric");
+    const wrap = el("div", "sd-scroll");
+    Object.assign(wrap, { tabIndex: 0 });
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", "All three drafters on this passage");
     wrap.append(table);
-    const sampleTitle = el("p", "sd-drafters-sample-title");
+    const sampleTitle = el("p", "sd-note");
     const sample = el("p", "sd-drafters-sample");
-    ctx.el.append(ctx.group("sd-drafters-controls"), summary, ctx.tiles(), charts, wrap, sampleTitle, sample);
+    ctx.el.append(ctx.group("sd-controls"), summary, ctx.tiles(), charts, wrap, sampleTitle, sample);
     return {
       paint(result, args) {
         ctx.render(positions, result.figures.positions);

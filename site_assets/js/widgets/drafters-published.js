@@ -23,8 +23,11 @@ const SOURCES = {
 export default {
   controls: [],
   view(ctx) {
-    const table = el("table", "sd-drafters-table sd-drafters-published");
-    const wrap = el("div", "sd-cbe-table-wrap");
+    const table = el("table", "sd-table sd-drafters-published");
+    const wrap = el("div", "sd-scroll");
+    Object.assign(wrap, { tabIndex: 0 });
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", "Published results");
     wrap.append(table);
     ctx.el.append(wrap);
     return {

@@ -23,14 +23,14 @@ export default (settings) => ({
     { name: "tv-distance-exact", label: "Distance from the target, exact rule", format: (v) => (v < 5e-13 ? "0 (to rounding)" : v.toExponential(1)) },
   ],
   view(ctx) {
-    const verdict = el("p", "sd-tuning-verdict");
+    const verdict = el("p", "sd-verdict sd-verdict--bad sd-verdict--strong");
     verdict.setAttribute("role", "status");
     verdict.setAttribute("aria-live", "polite");
     const positions = ctx.chart("Line chart: share of checked drafts accepted at each draft position, exact rule against typical acceptance");
     const law = ctx.chart("Grouped bar chart: the first token's probability after the passage, target p against what typical acceptance emits");
-    const charts = el("div", "sd-drafters-charts");
+    const charts = el("div", "sd-charts");
     charts.append(positions, law);
-    ctx.el.append(ctx.group("sd-drafters-controls"), verdict, ctx.tiles(), charts);
+    ctx.el.append(ctx.group("sd-controls"), verdict, ctx.tiles(), charts);
     return {
       paint(result) {
         const m = result.metrics;
@@ -38,7 +38,6 @@ export default (settings) => ({
         ctx.render(law, result.figures.law);
         ctx.setMetrics(m);
         const more = m["accept-rate-typical"] > m["accept-rate-exact"];
-        verdict.dataset.pays = "false";
         verdict.textContent =
           `Typical acceptance keeps ${(100 * m["accept-rate-typical"]).toFixed(1)}% of the drafts (${more ? "more" : "fewer"} than the exact rule's ${(100 * m["accept-rate-exact"]).toFixed(1)}%), ` +
           `but its output is at distance ${fixed(3)(m["tv-distance"])} from the target's: it is lossy. The exact rule's distance is 0.`;

@@ -39,11 +39,11 @@ export default (settings) => ({
     { name: "exact", label: "Sample consistent with p?", format: (v) => (v ? "consistent ✓" : "rejected ✗") },
   ],
   view(ctx) {
-    const description = el("p", "sd-cbe-variant");
+    const description = el("p", "sd-verdict sd-verdict--quiet");
     const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => sample(), "md-button--primary");
-    const row = el("div", "sd-cbe-sample-row");
+    const row = el("div", "sd-buttons");
     row.append(ctx.controls.seed.root, sampleButton);
-    const verdict = el("p", "sd-cbe-verdict");
+    const verdict = el("p", "sd-verdict");
     verdict.setAttribute("role", "status");
     verdict.setAttribute("aria-live", "polite");
     const chart = ctx.chart("Bar chart of the target p against this implementation's exact output distribution and, after sampling, its sampled frequencies");

@@ -29,9 +29,13 @@ function check(row, equal) {
 
 function table(caption, headings) {
   const wrap = document.createElement("div");
-  wrap.className = "sd-cbe-table-wrap";
+  wrap.className = "sd-scroll";
+  // It may scroll sideways on a narrow screen, so it must take keyboard focus (axe-core scrollable-region-focusable).
+  wrap.tabIndex = 0;
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", caption);
   const t = document.createElement("table");
-  t.className = "sd-cbe-fractions";
+  t.className = "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions";
   const cap = document.createElement("caption");
   cap.textContent = caption;
   const head = document.createElement("thead");
@@ -74,16 +78,16 @@ export default (settings) => {
 
 function view(ctx) {
   const presets = document.createElement("div");
-  presets.className = "sd-cbe-presets";
+  presets.className = "sd-chips";
   presets.setAttribute("role", "group");
   presets.setAttribute("aria-label", "Example weights");
   for (const [label, p, q] of PRESETS) {
     const patch = Object.fromEntries(TOKENS.flatMap((_, i) => [[`p${i}`, p[i]], [`q${i}`, q[i]]]));
     presets.append(ctx.button(label, () => ctx.set(patch)));
   }
-  const grid = ctx.group("sd-cbe-weights", WEIGHTS.map((w) => w.key));
+  const grid = ctx.group("sd-controls sd-controls--dense", WEIGHTS.map((w) => w.key));
   const verdict = document.createElement("p");
-  verdict.className = "sd-cbe-verdict";
+  verdict.className = "sd-verdict";
   verdict.setAttribute("role", "status");
   verdict.setAttribute("aria-live", "polite");
   const one = table("One position: the two routes to each token, in exact fractions", [

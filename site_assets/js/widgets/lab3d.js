@@ -48,17 +48,17 @@ const wait = (ms, signal) =>
   });
 
 function cards() {
-  const root = element("div", "sd-lab3d__metrics");
+  const root = element("div", "sd-tiles sd-tiles--large");
   for (const card of CARDS) {
-    const box = element("div", "sd-lab3d__metric");
-    const value = element("output", "sd-lab3d__value", "…");
+    const box = element("div", "sd-tile");
+    const value = element("output", "sd-tile__value", "…");
     value.dataset.metric = card.name;
     value.setAttribute("aria-live", "polite");
-    const theory = element("span", "sd-lab3d__theory", "theory ");
+    const theory = element("span", "sd-tile__sub", "theory ");
     const expected = element("output", "", "…");
     expected.dataset.metric = `${card.name}-theory`;
     theory.append(expected);
-    box.append(element("span", "sd-lab3d__label", card.label), value, theory, element("span", "sd-lab3d__note", card.note));
+    box.append(element("span", "sd-tile__label", card.label), value, theory, element("span", "sd-tile__sub", card.note));
     root.append(box);
   }
   return root;
@@ -104,10 +104,10 @@ export default (settings) => ({
   view(ctx) {
     const rounds = ctx.settings.args.rounds; // rounds in the run, all drawn in the chart
     // The scene, with the status line mirrored beside it (the one [data-sd-status] stays in the header).
-    const caption = element("p", "sd-lab3d__caption");
-    const status = element("span", "sd-lab3d__status");
+    const caption = element("p", "sd-note sd-lab3d__caption");
+    const status = element("span", "sd-state");
     status.setAttribute("aria-hidden", "true"); // the header's status line already speaks to screen readers
-    caption.append(status, element("span", "sd-lab3d__hint", "Drag to orbit · wheel to zoom · hover a token for its test"));
+    caption.append(status, element("span", "", "Drag to orbit · wheel to zoom · hover a token for its test"));
     ctx.onStatus((python) => {
       status.textContent = python.text;
       status.dataset.state = python.state;
@@ -126,18 +126,18 @@ export default (settings) => ({
     const reset = ctx.button("Reset", () => show(1, true));
     const latest = element("p", "sd-lab3d__latest");
     latest.setAttribute("aria-live", "polite");
-    const buttons = element("div", "sd-lab3d__buttons");
+    const buttons = element("div", "sd-buttons");
     buttons.append(run, step, reset);
     const replay = element("div", "sd-lab3d__replay");
     replay.append(buttons, latest);
 
-    const footnote = element("p", "sd-lab3d__footnote");
+    const footnote = element("p", "sd-note");
     const summary = element("p", "sd-lab3d__summary");
     summary.setAttribute("aria-live", "polite");
     const details = element("details", "sd-lab3d__details");
-    const table = element("table", "sd-lab3d__table");
+    const table = element("table", "sd-table");
     details.append(element("summary", "", "The rounds in the chart, as a table"), table);
-    ctx.el.append(ctx.group("sd-lab3d__controls"), caption, chart, replay, cards(), footnote, summary, details);
+    ctx.el.append(ctx.group("sd-controls"), caption, chart, replay, cards(), footnote, summary, details);
 
     // A control change shows the whole new run: any replay stops.
     for (const c of Object.values(ctx.controls)) {

@@ -34,21 +34,21 @@ export const roundArgs = ({ prompt, gamma, temperature, top_k, top_p, seed }) =>
 // The panel's DOM: controls, Step (the next seed) and Reset (the settings' values), and a status line.
 export function roundPanel(ctx, { stepTitle }) {
   const { preset, prompt } = ctx.controls;
-  const promptRow = el("div", "sd-dv-prompt");
+  const promptRow = el("div", "sd-controls sd-controls--row");
   promptRow.append(preset.root, prompt.root);
   prompt.root.classList.add("sd-dv-text-control");
   // Typing a preset's words selects it; anything else is "your own text".
   ctx.on(prompt.input, "input", () => (preset.value = [...preset.input.options].some((o) => o.value === prompt.value) ? prompt.value : ""));
-  const controls = ctx.group("sd-dv-controls", ["gamma", "temperature", "top_k", "top_p", "seed"]);
+  const controls = ctx.group("sd-controls", ["gamma", "temperature", "top_k", "top_p", "seed"]);
   controls.prepend(promptRow);
 
   const step = ctx.button("Step", () => ctx.set({ seed: ctx.controls.seed.value + 1 }), "md-button--primary");
   step.title = stepTitle;
   const reset = ctx.button("Reset", () => ctx.set(ctx.start));
-  const buttons = el("div", "sd-dv-buttons");
+  const buttons = el("div", "sd-buttons");
   buttons.append(step, reset);
 
-  const status = el("p", "sd-dv-status");
+  const status = el("p", "sd-verdict");
   status.setAttribute("role", "status");
   status.setAttribute("aria-live", "polite");
   ctx.onStatus((python) => {

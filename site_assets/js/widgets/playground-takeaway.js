@@ -13,7 +13,7 @@ export default {
   live: false, // no call of its own: the Playground's results come to it
   view(ctx) {
     const chart = ctx.chart("Line chart: expected tokens per target pass against alpha, one line per γ, your setting marked");
-    const note = el("p", "sd-pg-caption");
+    const note = el("p", "sd-note");
     note.setAttribute("aria-live", "polite");
     ctx.el.append(chart, note);
     let shown = null; // JSON of the figure on screen: a Run sends the same one chunk after chunk

@@ -61,10 +61,10 @@ function output(metric, className = "") {
 
 // A metric tile: label, the measured value, and a line under it ("theory …").
 function tile(label, main, ...below) {
-  const root = el("div", "sd-metric sd-pg-metric");
+  const root = el("div", "sd-tile");
   const dt = el("dt", "", label);
   const dd = el("dd");
-  const sub = el("span", "sd-pg-metric__sub");
+  const sub = el("span", "sd-tile__sub");
   sub.append(...below);
   dd.append(main, sub); // inside the dd: a dl's groups may hold only dt and dd
   root.append(dt, dd);
@@ -108,8 +108,8 @@ function view(ctx) {
   const runButton = ctx.button("Run", () => (task ? task.stop() : run(runRounds)), "md-button--primary");
   const stepButton = ctx.button("Step", () => step());
   const resetButton = ctx.button("Reset", () => reset());
-  const buttons = el("div", "sd-pg-buttons");
-  const runNote = el("span", "sd-pg-runnote", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
+  const buttons = el("div", "sd-buttons");
+  const runNote = el("span", "sd-note", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
   buttons.append(runButton, stepButton, resetButton, runNote);
 
   const explain = el("p", "sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
@@ -117,7 +117,7 @@ function view(ctx) {
   explain.setAttribute("role", "status");
 
   // --- metrics ---
-  const metrics = el("dl", "sd-metrics sd-pg-metrics");
+  const metrics = el("dl", "sd-tiles");
   const sd = el("span", "sd-pg-sd");
   metrics.append(
     tile("Draft acceptance rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
@@ -125,17 +125,17 @@ function view(ctx) {
     tile("Tokens / target pass", output("tokens-per-pass"), "theory ", output("tokens-per-pass-theory")),
     tile("Speedup (cost c)", output("speedup"), "theory ", output("speedup-theory")),
     tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
-    tile("Output = target?", output("exact", "sd-pg-exact"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
+    tile("Output = target?", output("exact", "sd-verdict-value"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
   );
   const theoryNote = el(
     "p",
-    "sd-pg-caption",
+    "sd-note",
     "Theory here is exact for the rounds you played: this pair's acceptance depends on the previous word, so " +
       "each round adds its expected accepted count given the word it started from (± one standard deviation of " +
       "the whole run). Speedup is tokens ÷ (passes + c × drafted): one target pass is the time unit.",
   );
   // Why the two acceptance rates differ, and where to convert one into the other.
-  const rates = el("p", "sd-pg-caption sd-pg-rates");
+  const rates = el("p", "sd-note sd-pg-rates");
   const converter = el("a", "", "Tuning converter");
   converter.href = new URL("../tuning/#the-calculator", document.baseURI).href;
   rates.append(
@@ -147,7 +147,7 @@ function view(ctx) {
   );
 
   // --- token stream ---
-  const streamHead = el("p", "sd-pg-streamhead", "No rounds yet.");
+  const streamHead = el("p", "sd-note sd-pg-streamhead", "No rounds yet.");
   const stream = el("div", "sd-pg-stream");
   stream.setAttribute("role", "group");
   stream.setAttribute("aria-label", "Token stream of the last rounds");
@@ -156,11 +156,11 @@ function view(ctx) {
   const windowChart = ctx.chart("Line chart: draft acceptance rate over the last 50 rounds, played and theory");
   const acceptedChart = ctx.chart("Bar chart: share of rounds by drafts accepted, played and theory");
   const distChart = ctx.chart("Bar chart: target distribution, emitted output and draft distribution per word");
-  const chartRow = el("div", "sd-pg-charts");
+  const chartRow = el("div", "sd-charts sd-charts--small");
   chartRow.append(windowChart, acceptedChart);
   const distCaption = el(
     "p",
-    "sd-pg-caption",
+    "sd-note",
     "Like with like: the target's and the draft's rows are averaged over the words each output token followed, " +
       "so the bars match the output only if the output follows the target. The check above tests it per " +
       "context: for each previous word, the words that came next against the target's row there (Pearson's " +
@@ -186,7 +186,7 @@ function view(ctx) {
   experiments.append(cards);
 
   root.append(
-    ctx.group("sd-pg-controls"),
+    ctx.group("sd-controls sd-controls--values"),
     buttons,
     explain,
     metrics,

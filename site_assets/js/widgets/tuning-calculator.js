@@ -65,14 +65,14 @@ function view(ctx) {
   const opCost = ctx.controls.op_cost;
   // The draft's operations ratio starts at the draft cost the link asks for.
   opCost.value = cost.value;
-  const verdict = el("p", "sd-tuning-verdict");
+  const verdict = el("p", "sd-verdict sd-verdict--strong");
   verdict.setAttribute("role", "status");
   verdict.setAttribute("aria-live", "polite");
   const curve = ctx.chart("Line chart of the speedup against the speculation length γ, with the optimum starred");
   const map = ctx.chart("Heatmap of the optimal γ over draft cost c and agreement rate α, with your setting marked");
-  const charts = el("div", "sd-tuning-charts");
+  const charts = el("div", "sd-charts");
   charts.append(curve, map);
-  ctx.el.append(ctx.group("sd-tuning-controls"), verdict, ctx.tiles(), charts);
+  ctx.el.append(ctx.group("sd-controls"), verdict, ctx.tiles(), charts);
   let last = null;
 
   // Which acceptance figure the reader has: only its input shows, started where the current α puts it, so
@@ -103,7 +103,9 @@ function view(ctx) {
       } else {
         verdict.textContent = `Below break-even: α must exceed ${fixed(3)(m["break-even-alpha"])} at γ = ${args.gamma} and c = ${fixed(2)(args.cost)}.`;
       }
-      verdict.dataset.pays = String(Boolean(result.pays));
+      // Pays or not: the rule turns green or red, and the sentence itself says which.
+      verdict.classList.toggle("sd-verdict--ok", Boolean(result.pays));
+      verdict.classList.toggle("sd-verdict--bad", !result.pays);
       for (const note of result.notes || []) verdict.textContent += ` (${note})`;
       // The link always carries α, the figure the formulas use (converted when the reader gave another one).
       if (args.source !== "alpha") writeQuery({ alpha: Math.round(m.alpha * 100) / 100 });

@@ -57,23 +57,27 @@ function view(ctx) {
   const status = el("output", "sd-tuning-progress");
   status.setAttribute("aria-live", "polite");
   status.dataset.state = "idle";
-  const bar = el("div", "sd-tuning-run");
+  const bar = el("div", "sd-buttons");
   bar.append(run, stop, progress, status);
 
   // The table holds every number the chart shows, as [data-metric] cells (metric names: POLICY-MEASURE).
-  const table = el("table", "sd-tuning-table");
+  const table = el("table", "sd-table sd-table--numeric");
   const head = MEASURES.map(([, label]) => `<th scope="col">${label}</th>`).join("");
   const rows = POLICIES.map(
     ([key, label]) => `<tr><th scope="row">${label}</th>` + MEASURES.map(([m]) => `<td><output data-metric="${key}-${m}">…</output></td>`).join("") + "</tr>",
   ).join("");
   table.innerHTML = `<caption>Per policy, over the tokens generated so far</caption><thead><tr><th scope="col">Policy</th>${head}</tr></thead><tbody>${rows}</tbody>`;
-  const wrap = el("div", "sd-tuning-table-wrap");
+  const wrap = el("div", "sd-scroll");
+  // It may scroll sideways on a narrow screen, so it must take keyboard focus (axe-core scrollable-region-focusable).
+  wrap.tabIndex = 0;
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", "Per policy, over the tokens generated so far");
   wrap.append(table);
   const measured = el("p", "sd-tuning-measured");
   measured.innerHTML = `Measured per-token acceptance rate α under fixed γ: <output data-metric="alpha">…</output>`;
   const chart = ctx.chart("Grouped bar chart comparing the four draft-length policies on four measures");
-  const sample = el("p", "sd-tuning-sample");
-  ctx.el.append(ctx.group("sd-tuning-controls"), bar, chart, wrap, measured, sample);
+  const sample = el("p", "sd-note");
+  ctx.el.append(ctx.group("sd-controls"), bar, chart, wrap, measured, sample);
 
   const paint = (result, label) => {
     ctx.render(chart, result.figure);

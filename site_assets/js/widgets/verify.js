@@ -63,12 +63,13 @@ function tokenStream(result) {
 
 function table(result) {
   const wrap = document.createElement("div");
-  wrap.className = "sd-dv-table md-typeset__scrollwrap";
+  wrap.className = "sd-scroll sd-dv-table";
   // It may scroll sideways on a narrow screen, so it must take keyboard focus (axe-core scrollable-region-focusable).
   wrap.tabIndex = 0;
   wrap.setAttribute("role", "region");
   wrap.setAttribute("aria-label", "Verification table, one row per target row");
   const t = document.createElement("table");
+  t.className = "sd-table";
   t.innerHTML =
     "<caption>One target pass gives γ + 1 rows: row i scores draft i; the last row is the bonus distribution</caption>" +
     "<thead><tr><th scope=col>row: draft x</th><th scope=col>q(x)</th><th scope=col>p(x)</th>" +
@@ -148,7 +149,7 @@ const rates = (settings) => ({
     const note = relation(
       "All three follow from α and γ: accepted ÷ drafted = α(1 − α^γ) / (γ(1 − α)), below α because drafts after a rejection count as drafted but are never checked, and tokens per target pass = (1 − α^(γ+1)) / (1 − α).",
     );
-    ctx.el.append(ctx.group("sd-dv-controls"), chart, ctx.tiles(), note);
+    ctx.el.append(ctx.group("sd-controls"), chart, ctx.tiles(), note);
     return {
       paint(result) {
         ctx.render(chart, result.figure);
