@@ -67,13 +67,13 @@ def test_compare_each_control_moves_its_charts(page: Any) -> None:
     expect(widget.locator(".sd-table tbody tr")).to_have_count(3)
 
     def set_seed() -> None:
-        widget.get_by_label("Seed").fill("3")
-        widget.get_by_label("Seed").press("Tab")  # a number input commits its value on change
+        widget.get_by_label("Seed", exact=True).fill("3")
+        widget.get_by_label("Seed", exact=True).press("Tab")  # a number input commits its value on change
 
     changes: list[tuple[str, Any]] = [
         ("gamma", lambda: step(widget.get_by_label(GAMMA_LABEL, exact=True), "ArrowRight")),
-        ("passage", lambda: widget.get_by_label("Passage").select_option("ordinary")),
-        ("drafter", lambda: widget.get_by_label("Drafter shown in the tiles").select_option("heads")),
+        ("passage", lambda: widget.get_by_label("Passage", exact=True).select_option("ordinary")),
+        ("drafter", lambda: widget.get_by_label("Drafter shown in the tiles", exact=True).select_option("heads")),
         ("seed", set_seed),
     ]
     values = {"gamma": 5, "passage": "ordinary", "drafter": "heads", "seed": 3}

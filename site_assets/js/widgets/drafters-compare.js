@@ -44,7 +44,7 @@ export default (settings) => ({
     const wrap = el("div", "sd-scroll");
     Object.assign(wrap, { tabIndex: 0 });
     wrap.setAttribute("role", "region");
-    wrap.setAttribute("aria-label", "All three drafters on this passage");
+    wrap.setAttribute("aria-label", "Table of the three drafters");
     wrap.append(table);
     const sampleTitle = el("p", "sd-note");
     const sample = el("p", "sd-drafters-sample");
