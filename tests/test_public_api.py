@@ -25,6 +25,8 @@ MODULES = [
     "specdec_core.steps",
     "specdec_core.theory",
     "specdec_core.tokenizer",
+    "specdec_core.vllm_metrics",
+    "specdec_core.multidraft",
 ]
 
 

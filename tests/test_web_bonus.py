@@ -29,6 +29,15 @@ def test_no_agreement_emits_one_token_per_pass() -> None:
     assert result["metrics"]["tokens-per-pass"] == 1.0
 
 
+@pytest.mark.parametrize(("alpha", "gamma", "emitted"), [(1.0, 4, [5, 5]), (0.0, 4, [1, 1]), (0.8, 4, [1, 5])])
+def test_emitted_says_the_fewest_and_most_tokens_a_round_gave(alpha: float, gamma: int, emitted: list[int]) -> None:
+    """The summary's range is what the rounds did: at alpha = 1 every round emits exactly gamma + 1 tokens."""
+    result = run(alpha=alpha, gamma=gamma, rounds=500, seed=0)
+    assert result["emitted"] == emitted
+    played = [k + 1 for k, c in enumerate(result["counts"]) if c]
+    assert result["emitted"] == [min(played), max(played)]
+
+
 @pytest.mark.parametrize(("alpha", "gamma"), [(0.8, 4), (0.5, 2), (0.9, 8)])
 def test_simulation_agrees_with_theory(alpha: float, gamma: int) -> None:
     """Mean tokens per pass within 4 standard errors (from the capped geometric variance) of Eq. 1.

@@ -62,6 +62,20 @@ def test_split_presets_mean_what_they_say() -> None:
     assert one_hot["metrics"]["beta"] == pytest.approx(one_hot["p"][0], abs=1e-12)
 
 
+def test_split_says_why_temperature_leaves_a_one_hot_draft_alone() -> None:
+    """q^(1/T) renormalised is q again when q is uniform over its support: one-hot q is the same at T = .25 and 4,
+    and the handler says so; a draft that temperature does change carries no such note."""
+    cold, hot = (run("correct.split", preset="one-hot", temperature=t) for t in (0.25, 4.0))
+    assert cold["q"] == hot["q"] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert "one-hot" in cold["temperature_note"] and cold["temperature_note"] == hot["temperature_note"]
+    shifted = run("correct.split", preset="one-hot", temperature=2.0, shift=1, blend=0.5)
+    assert shifted["temperature_note"] == cold["temperature_note"]  # temperature acts before the shift and blend
+    for preset in ("worked", "disjoint", "equal"):
+        cold, hot = (run("correct.split", preset=preset, temperature=t) for t in (0.25, 4.0))
+        assert cold["q"] != hot["q"]
+        assert cold["temperature_note"] == hot["temperature_note"] == ""
+
+
 def test_split_blend_one_moves_the_draft_onto_the_target() -> None:
     result = run("correct.split", preset="disjoint", temperature=2.0, shift=1, blend=1.0)
     assert result["q"] == pytest.approx(result["p"], abs=1e-12)

@@ -16,6 +16,7 @@ import pytest
 from _stats import tv_bound
 
 from specdec_core import residual, web
+from specdec_core.web import exactness
 from specdec_core.web.exactness import BROKEN_VARIANTS
 
 P = [0.4, 0.35, 0.25]
@@ -31,7 +32,7 @@ def run(name: str, **args: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("name", "args"),
-    [("exactness.check", {"p": [0, 1, 0], "q": [1, 0, 0], "gamma": 4})]
+    [("exactness.check", {"p": [0, 1, 0], "q": [1, 0, 0], "gamma": 3})]
     + [
         ("exactness.broken", {"variant": v, "p": [1.0, 0.0, 0.0], "q": [0.0, 0.5, 0.5], "n": 50})
         for v in BROKEN_VARIANTS
@@ -72,6 +73,39 @@ def test_check_equals_the_target_exactly(p: list[int], q: list[int], gamma: int)
     assert all(r["speculative"] == r["target"] and r["equal"] for r in prefix)
     assert result["metrics"]["exact"] == 1
     assert result["metrics"]["cells-checked"] == len(prefix) + len(p)
+    assert result["round"]["length"] == gamma + 1 and result["round"]["equal"] is True
+
+
+def test_check_gamma_sets_how_far_the_whole_round_check_reaches() -> None:
+    """The two-token table is the same for every gamma (it is the target's law); the check of the first gamma + 1
+    tokens grows with it: 3^(gamma + 1) prefixes when every token has positive probability under the target."""
+    tables = []
+    for gamma in (1, 2, 3):
+        result = run("exactness.check", p=[8, 7, 5], q=[1, 1, 3], gamma=gamma)
+        assert result["round"] == {"length": gamma + 1, "prefixes": 3 ** (gamma + 1), "equal": True}
+        assert result["metrics"]["round-prefixes"] == 3 ** (gamma + 1)
+        tables.append(result["prefix"])
+    assert tables[0] == tables[1] == tables[2]
+
+
+def test_whole_round_check_is_a_comparison_not_a_constant(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against a reference that is not the target's law, the gamma + 1 check says so and the verdict follows."""
+    real = exactness.theory.target_prefix_distribution
+
+    def skewed(target: Any, length: int) -> dict[tuple[int, ...], Fraction]:
+        law = real(target, length)
+        if length > 2:  # move some mass between two prefixes: still a distribution, no longer the target's
+            first, second = sorted(law)[:2]
+            shift = min(law[first], law[second]) / 2
+            law[first] -= shift
+            law[second] += shift
+        return law
+
+    monkeypatch.setattr(exactness.theory, "target_prefix_distribution", skewed)
+    result = exactness.check([8, 7, 5], [1, 1, 3], gamma=2)
+    assert result["round"]["equal"] is False
+    assert result["metrics"]["exact"] == 0
+    assert all(row["equal"] for row in result["prefix"])  # the two-token table still used the real law
 
 
 def test_check_worked_example_fractions() -> None:
@@ -93,7 +127,7 @@ def test_check_flags_are_computed_not_constant() -> None:
     [
         ({"p": [0, 0, 0], "q": [1, 1, 1]}, ValueError, "p must have at least one positive weight"),
         ({"p": [1, 2], "q": [1, 1, 1]}, ValueError, "same length"),
-        ({"p": [1, 2, 3], "q": [1, 1, 1], "gamma": 5}, ValueError, "gamma must be between 1 and 4"),
+        ({"p": [1, 2, 3], "q": [1, 1, 1], "gamma": 4}, ValueError, "gamma must be between 1 and 3"),
         ({"p": [1, -2, 3], "q": [1, 1, 1]}, ValueError, r"p\[1\] must be between 0 and 99"),
         ({"p": [1, 2.5, 3], "q": [1, 1, 1]}, TypeError, r"p\[1\] must be an int"),
         ({"p": [1] * 1000, "q": [1, 1, 1]}, ValueError, "p must have 2 to 4 items"),

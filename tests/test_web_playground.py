@@ -59,6 +59,24 @@ def test_chunked_run_equals_one_long_call() -> None:
     assert many["stream"][-1] == once["stream"][-1]
 
 
+def test_last_rounds_metrics_are_the_rounds_since_the_window_began() -> None:
+    """The "last rounds" rates cover the last WINDOW rounds only: they equal the differences of the whole-run
+    counters between the round before the window and now (every round emits its accepted drafts plus one token)."""
+    settings = {"gamma": 4, "cost": 0.05, "seed": 5}
+    before = run(quality=0.95, **settings, rounds=150)
+    after = run(quality=0.05, **settings, rounds=playground.WINDOW, state=before["state"])
+    m0, m1 = before["metrics"], after["metrics"]
+    emitted, drafted = m1["tokens-emitted"] - m0["tokens-emitted"], m1["drafted"] - m0["drafted"]
+    assert m1["recent-rounds"] == playground.WINDOW
+    assert m1["tokens-per-pass-recent"] == pytest.approx(emitted / playground.WINDOW, abs=1e-12)
+    assert m1["accept-rate-recent"] == pytest.approx((m1["accepted"] - m0["accepted"]) / drafted, abs=1e-12)
+    assert m1["speedup-recent"] == pytest.approx(emitted / (playground.WINDOW + 0.05 * drafted), abs=1e-12)
+    # The point of the view: after the switch to a near-random draft, the window has moved and the whole run has not.
+    assert m1["speedup-recent"] < m1["speedup"] - 1
+    assert 1.0 <= m1["tokens-per-pass-recent-theory"] < m1["tokens-per-pass-theory"]
+    assert "speedup-recent" not in run(quality=0.95, **settings)["metrics"]  # no rounds, no last rounds
+
+
 def test_the_handler_keeps_nothing_between_calls() -> None:
     """The same state sent twice (as after a Retry restarts the worker) gives the same answer: all the run's
     state travels in the call."""

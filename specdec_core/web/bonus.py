@@ -57,6 +57,8 @@ def simulate(alpha: float = 0.8, gamma: int = 4, rounds: int = 3000, seed: int =
             "rounds": n,
         },
         "counts": counts,
+        # Tokens the rounds emitted, fewest and most (accepted + 1): at alpha = 1 both are gamma + 1.
+        "emitted": [min(k for k, c in enumerate(counts) if c) + 1, max(k for k, c in enumerate(counts) if c) + 1],
     }
 
 

@@ -78,7 +78,25 @@ def split(
         "p": p,
         "q": rounded(q),
         "residual": rounded(fallback),
+        "temperature_note": _temperature_note(base_q),
     }
+
+
+def _temperature_note(q: list[float]) -> str:
+    """Why the temperature slider leaves this draft as it is, or "" when it does not.
+
+    Temperature raises each probability to the power 1/T and renormalises, so a draft that is uniform over its
+    support (a one-hot draft is the extreme case) comes back unchanged at every T.
+    """
+    support = [x for x in q if x > 0]
+    if max(support) - min(support) > 1e-12:
+        return ""
+    if len(support) == 1:
+        return (
+            "Temperature does nothing here: a one-hot draft stays one-hot at any temperature "
+            "(q(x)^(1/T), renormalised, keeps all of q on one token)."
+        )
+    return "Temperature does nothing here: a draft uniform over its tokens stays so at any temperature."
 
 
 def play_rounds(pair: models.Pair, gamma: int, n: int, rng: random.Random) -> list[steps.Round]:

@@ -1,10 +1,13 @@
 """The Why-it-is-exact page (docs/exactness.md): exactness checked in fractions, and broken rounds caught.
 
 ``exactness.check`` enumerates with ``fractions.Fraction`` the law of the emitted token at one position, route by
-route, and of the first two tokens across rounds of a context-dependent pair, against the target.
+route, and of the first two tokens and the first gamma + 1 tokens across rounds of a context-dependent pair,
+against the target.
 ``exactness.broken`` gives the exact output law of the real round or of one broken on purpose, and with n > 0 a
-seeded sample: the real round through the engine, a broken one through the teaching-only functions below, which
-nothing outside this module may call. Non-goals: the proof itself (docs/exactness.md).
+seeded sample: the real round through the engine, a broken one through the teaching-only functions below. Other
+pages' demonstrations of a broken round (the Sampling page's declared-q pitfall) use them only through
+``teaching_broken_law`` and ``teaching_broken_counts``; nothing outside ``web/`` may call them. Non-goals: the proof
+itself (docs/exactness.md).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from .plot import Figure, bar, probability_bars, rounded, with_pattern
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
 _ROUTES = ("p", "q", "accepted", "correction", "emitted")  # the columns of the one-position table
+#: The enumeration of gamma + 1 tokens grows about 3x per gamma: 0.1 s at gamma = 3 natively, 1.5 s at 4.
+MAX_CHECK_GAMMA = 3
 
 
 def _weights(values: object, name: str) -> list[Fraction]:
@@ -46,11 +51,13 @@ def _position_rows(p: list[Fraction], q: list[Fraction], names: list[str]) -> tu
     return rows, beta
 
 
-def _prefix_rows(p: list[Fraction], q: list[Fraction], gamma: int, names: list[str]) -> list[dict[str, Any]]:
-    """The first two emitted tokens across rounds of a context-dependent pair, enumerated, against the target's.
+def _prefix_laws(
+    p: list[Fraction], q: list[Fraction], gamma: int, length: int
+) -> tuple[dict[tuple[int, ...], Fraction], dict[tuple[int, ...], Fraction]]:
+    """The first ``length`` emitted tokens of a context-dependent pair, enumerated: (speculative, target alone).
 
     After token t the target is p rotated by t + 1 places and the draft q rotated by t places, so every context has
-    its own beta and the second token depends on the first.
+    its own beta and each token depends on the one before.
     """
 
     def target(context: tuple[int, ...]) -> list[Fraction]:
@@ -59,8 +66,14 @@ def _prefix_rows(p: list[Fraction], q: list[Fraction], gamma: int, names: list[s
     def draft(context: tuple[int, ...]) -> list[Fraction]:
         return rotated(q, context[-1]) if context else q
 
-    speculative = theory.exact_prefix_distribution(target, draft, gamma, 2)
-    reference = theory.target_prefix_distribution(target, 2)
+    return theory.exact_prefix_distribution(target, draft, gamma, length), theory.target_prefix_distribution(
+        target, length
+    )
+
+
+def _prefix_rows(p: list[Fraction], q: list[Fraction], gamma: int, names: list[str]) -> list[dict[str, Any]]:
+    """The first two emitted tokens across rounds, enumerated, against the target's: one table row per prefix."""
+    speculative, reference = _prefix_laws(p, q, gamma, 2)
     rows: list[dict[str, Any]] = []
     for prefix in sorted(set(speculative) | set(reference)):
         got, want = speculative.get(prefix, _ZERO), reference.get(prefix, _ZERO)
@@ -69,25 +82,41 @@ def _prefix_rows(p: list[Fraction], q: list[Fraction], gamma: int, names: list[s
     return rows
 
 
+def _round_check(p: list[Fraction], q: list[Fraction], gamma: int) -> dict[str, Any]:
+    """The first gamma + 1 tokens: as long as a round that accepts every draft and takes its bonus.
+
+    This is where gamma shows: a longer round reaches further before the next one starts, and the bonus token
+    (drawn from the target's row gamma + 1) must still leave the prefix law equal to the target's.
+    """
+    speculative, reference = _prefix_laws(p, q, gamma, gamma + 1)
+    keys = set(speculative) | set(reference)
+    equal = all(speculative.get(k, _ZERO) == reference.get(k, _ZERO) for k in keys)
+    return {"length": gamma + 1, "prefixes": len(keys), "equal": equal}
+
+
 @handler("exactness.check", example={"p": [8, 7, 5], "q": [1, 1, 3], "gamma": 2})
 def check(p: list[int], q: list[int], gamma: int = 2, labels: list[str] | None = None) -> dict[str, Any]:
-    """Exact arithmetic: the emitted token's law, and a two-token prefix across rounds, against the target.
+    """Exact arithmetic: the emitted token's law, a two-token prefix and a (gamma + 1)-token prefix across rounds,
+    against the target.
 
     ``p`` and ``q`` are integer weights, normalised exactly; ``beta`` = sum_x min(p(x), q(x)).
     """
     p_exact, q_exact = _weights(p, "p"), _weights(q, "q")
     if len(p_exact) != len(q_exact):
         raise ValueError(f"p and q must have the same length (got {len(p_exact)} and {len(q_exact)})")
-    g = check_int(gamma, "gamma", 1, 4)
+    g = check_int(gamma, "gamma", 1, MAX_CHECK_GAMMA)
     names = ["A", "B", "C", "D"][: len(p_exact)] if labels is None else check_labels(labels, "labels", len(p_exact))
     position, beta = _position_rows(p_exact, q_exact, names)
     prefix = _prefix_rows(p_exact, q_exact, g, names)
+    whole = _round_check(p_exact, q_exact, g)
     checks = [row["equal"] for row in position + prefix]
+    metrics = {"exact": 1 if all(checks) and whole["equal"] else 0, "cells-checked": len(checks), "beta": float(beta)}
     return {
         "position": position,
         "prefix": prefix,
+        "round": whole,
         "beta": str(beta),
-        "metrics": {"exact": 1 if all(checks) else 0, "cells-checked": len(checks), "beta": float(beta)},
+        "metrics": metrics | {"round-prefixes": whole["prefixes"]},
     }
 
 
@@ -178,14 +207,28 @@ def _teaching_broken_token(parts: Sequence[list[float]], rng: random.Random) -> 
 # --8<-- [end:broken_variants]
 
 
+def teaching_broken_law(variant: str, p: list[Fraction], q: list[Fraction]) -> list[Fraction]:
+    """The exact law of the token one round of a broken ``variant`` emits (never a real variant: see theory.py)."""
+    kind = check_choice(variant, "variant", [v for v in BROKEN_VARIANTS if v not in _REAL])
+    return _teaching_broken_law(kind, p, q)
+
+
+def teaching_broken_counts(variant: str, p: list[Fraction], q: list[Fraction], n: int, rng: random.Random) -> list[int]:
+    """How often each token is emitted by ``n`` one-token rounds of a broken ``variant``, drawn with ``rng``."""
+    kind = check_choice(variant, "variant", [v for v in BROKEN_VARIANTS if v not in _REAL])
+    parts = tuple([float(x) for x in row] for row in _teaching_broken_parts(kind, p, q))
+    counts = [0] * len(p)
+    for _ in range(n):
+        counts[_teaching_broken_token(parts, rng)] += 1
+    return counts
+
+
 def _sample(variant: str, p: list[Fraction], q: list[Fraction], names: list[str], n: int, seed: int) -> list[int]:
     """The tokens ``n`` one-token rounds of the variant emit, counted per token (q: the draft the steps see)."""
     rng = random.Random(seed)
-    if variant in _REAL:
-        tokens = [r.tokens[0] for r in sample_rounds([float(x) for x in p], [float(x) for x in q], names, n, rng)]
-    else:
-        parts = tuple([float(x) for x in row] for row in _teaching_broken_parts(variant, p, q))
-        tokens = [_teaching_broken_token(parts, rng) for _ in range(n)]
+    if variant not in _REAL:
+        return teaching_broken_counts(variant, p, q, n, rng)
+    tokens = [r.tokens[0] for r in sample_rounds([float(x) for x in p], [float(x) for x in q], names, n, rng)]
     return [tokens.count(x) for x in range(len(p))]
 
 

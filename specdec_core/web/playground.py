@@ -31,7 +31,7 @@ SIZE = len(WORDS)
 START = WORDS.index(".")  # a run starts as after a full stop
 MAX_GAMMA = 8
 MAX_ROUNDS = 5000  # per call (the page asks for about 30 ms of rounds at a time)
-WINDOW = 50  # rounds in the sliding draft acceptance rate
+WINDOW = 50  # rounds in the sliding draft acceptance rate and the "last rounds" metrics
 POINTS = 300  # the window chart keeps a point every ``stride`` rounds, the stride doubling when this many are kept
 MIN_TOKENS = 100  # emitted tokens before the exactness check gives a verdict
 SHOW = 24  # rounds of this call returned for the token stream
@@ -244,7 +244,25 @@ def _rates(state: dict[str, Any], totals: engine.Counters, quality: float, gamma
             "speedup-theory": (done + expected) / time,
             "tv-draft": round(total_variation(_mix(visits, quality), _mix(visits)), 6),
         }
+        | _recent(state["window"], cost)
     )
+
+
+def _recent(window: list[list[Any]], cost: float) -> dict[str, Any]:
+    """The same rates over the last WINDOW rounds only: after a change of settings the whole-run numbers move
+    slowly (they average every round so far), these show the new settings within WINDOW rounds."""
+    rounds, accepted, drafted = len(window), sum(w[0] for w in window), sum(w[1] for w in window)
+    expected, time = math.fsum(w[2] for w in window), rounds + cost * drafted
+    emitted = accepted + rounds  # every round emits its accepted drafts and one correction or bonus token
+    return {
+        "recent-rounds": rounds,
+        "accept-rate-recent": accepted / drafted,
+        "accept-rate-recent-theory": expected / drafted,
+        "tokens-per-pass-recent": emitted / rounds,
+        "tokens-per-pass-recent-theory": 1.0 + expected / rounds,
+        "speedup-recent": emitted / time,
+        "speedup-recent-theory": (rounds + expected) / time,
+    }
 
 
 def _verdict(metrics: dict[str, Any]) -> dict[str, str]:

@@ -115,6 +115,10 @@ def test_run_matches_theory_and_the_output_check_passes(page: Any) -> None:
     expect(metric(page, "alpha")).to_have_attribute("data-value", js_number(expected["alpha"]))
     expect(metric(page, "tokens-emitted")).to_have_attribute("data-value", js_number(expected["tokens-emitted"]))
     expect(metric(page, "p-value")).to_have_attribute("data-value", js_number(expected["p-value"]))
+    # Beside the whole run, the last 50 rounds alone (computed by the handler from the run's last rounds).
+    for name in ("accept-rate-recent", "tokens-per-pass-recent", "speedup-recent", "speedup-recent-theory"):
+        expect(metric(page, name)).to_have_attribute("data-value", js_number(expected[name]))
+    expect(widget.get_by_text("The last 50 rounds alone")).to_be_visible()
     expect(widget.locator(".sd-pg-round")).to_have_count(24)
     expect(widget.locator(".sd-pg-streamhead")).to_contain_text("of 2,000 rounds")
 
@@ -175,7 +179,11 @@ def test_predict_then_test_buttons_set_the_controls(page: Any) -> None:
     expect(widget.get_by_role("button", name="Run", exact=True)).to_be_visible()
     played = int(metric(page, "rounds").get_attribute("data-value"))
 
-    # Experiment 2 keeps the run: rounds go on from where they were, under the new quality.
+    # Experiment 2 keeps the run: rounds go on from where they were, under the new quality. Its text points at the
+    # cards that can show the drop: the last rounds' numbers, beside the whole run's.
+    card = widget.locator(".sd-pg-card").filter(has=page.locator('[data-experiment="random"]'))
+    card.get_by_text("What to look for").click()
+    expect(card).to_contain_text("\u201clast rounds\u201d cards")
     widget.locator('[data-experiment="random"]').click()
     expect(quality).to_have_value("0.05")
     page.wait_for_function(

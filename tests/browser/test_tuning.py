@@ -136,6 +136,16 @@ def test_policies_run_completes_and_matches_native(page: Any) -> None:
         expect_metric(page, POLICIES, name, native[name])
     expect_metric(page, POLICIES, "alpha", native["alpha"])
 
+    # The policy controls start no run: the widget says so beside them, and says when the numbers shown are
+    # from other settings than the controls'.
+    expect(widget.get_by_text("These settings apply to the next Run")).to_be_visible()
+    tau = widget.get_by_label("Confidence threshold \u03c4")
+    tau.focus()
+    tau.press("ArrowRight")
+    expect(status).to_have_attribute("data-state", "changed")
+    expect(status).to_contain_text("press Run to measure these")
+    expect_metric(page, POLICIES, "confidence-tokens-per-pass", native["confidence-tokens-per-pass"])
+
 
 def test_policies_run_can_be_stopped(page: Any) -> None:
     open_live(page)

@@ -1,10 +1,12 @@
 // Form controls with visible labels, metric tiles, and small DOM helpers. A control is described by data:
 //
 //   {key, label, kind, value, min, max, step, format, options, url, live}
-//     kind    "range" (default) | "number" | "select" | "text" | "choice" (a group of toggle buttons)
+//     kind    "range" (default) | "number" | "select" | "text" | "textarea" | "choice" (a group of toggle buttons)
 //     options [[value, label], ...] for "select" and "choice"
+//     choices [value, ...] for "range": the slider steps through these values (powers of two, say), not min..max
 //     format  value -> text shown beside a range (and in "computing for …" notes)
-//     url     true: the value lives in the page's query string under `key` (ui/url.js)
+//     rows    visible lines of a "textarea" (its text is committed on "change", when the area loses focus)
+//     url     true: the value lives in the page's query string under `key` (ui/url.js); never for a "textarea"
 //     live    false: changing it does not ask Python for a new result (a seed only a button uses, say)
 //
 // control(spec, id) -> {spec, root, input, value (get/set), event}: `event` is the DOM event that commits a change.
@@ -43,18 +45,22 @@ function labelled(kind, spec, id, field) {
 
 const builders = {
   range(spec, id) {
-    const input = Object.assign(el("input"), { type: "range", name: spec.key, min: spec.min, max: spec.max, step: spec.step });
+    const { choices } = spec;
+    const bounds = choices ? { min: 0, max: choices.length - 1, step: 1 } : { min: spec.min, max: spec.max, step: spec.step };
+    const input = Object.assign(el("input"), { type: "range", name: spec.key, ...bounds });
+    const read = () => (choices ? choices[Number(input.value)] : Number(input.value));
     const root = labelled("range", spec, id, input);
     root.classList.remove("sd-control--range");
     const output = el("output");
     output.htmlFor = id;
     root.append(output);
     const show = () => {
-      output.textContent = (spec.format || formatNumber)(Number(input.value));
+      output.textContent = (spec.format || formatNumber)(read());
       input.setAttribute("aria-valuetext", output.textContent);
     };
     input.addEventListener("input", show);
-    return { root, input, event: "input", get: () => Number(input.value), set: (v) => ((input.value = v), show()) };
+    const write = (v) => (input.value = choices ? Math.max(0, choices.indexOf(v)) : v);
+    return { root, input, event: "input", get: read, set: (v) => (write(v), show()) };
   },
   number(spec, id) {
     const input = Object.assign(el("input"), { type: "number", name: spec.key, min: spec.min, max: spec.max, step: spec.step ?? 1 });
@@ -72,6 +78,12 @@ const builders = {
     const input = Object.assign(el("input"), { type: "text", name: spec.key, spellcheck: false, autocomplete: "off" });
     if (spec.maxLength) input.maxLength = spec.maxLength;
     return { root: labelled("text", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
+  },
+  textarea(spec, id) {
+    const input = Object.assign(el("textarea"), { name: spec.key, rows: spec.rows ?? 6, spellcheck: false });
+    input.setAttribute("autocomplete", "off");
+    if (spec.placeholder) input.placeholder = spec.placeholder;
+    return { root: labelled("textarea", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
   },
   choice(spec) {
     const root = el("div", spec.className ? `sd-chips ${spec.className}` : "sd-chips");
@@ -100,6 +112,8 @@ const builders = {
 };
 
 export function control(spec, name) {
+  // A text area holds what a reader pastes (a server's metrics, say): it must not leak into a shared link.
+  if (spec.kind === "textarea" && spec.url) throw new Error(`control ${spec.key}: a textarea cannot live in the URL`);
   const id = `sd-${name}-${spec.key}-${++uid}`;
   const made = builders[spec.kind || "range"](spec, id);
   made.set(spec.value);

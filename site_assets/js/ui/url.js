@@ -7,6 +7,15 @@ export const PARAMS = Object.freeze({
   alpha: { min: 0, max: 1, step: 0.01, value: 0.8, short: "α" },
   cost: { min: 0, max: 1, step: 0.01, value: 0.05, short: "c" },
   seed: { min: 0, max: 2 ** 31 - 1, step: 1, value: 0, short: "seed" },
+  k: { min: 1, max: 4, step: 1, value: 2, short: "k" },
+  depth: { min: 1, max: 6, step: 1, value: 3, short: "depth" },
+  // Powers of two, as serving engines size them: a value between two snaps to the nearer (by ratio).
+  batch: { min: 1, max: 1024, choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], value: 1, short: "batch" },
+  context: { min: 128, max: 32768, choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], value: 1024, short: "context" },
+  // Sampling settings, applied to both models of the n-gram pair (its vocabulary has 1,024 tokens).
+  temperature: { min: 0, max: 2, step: 0.05, value: 1, short: "temperature" },
+  "top-p": { min: 0.05, max: 1, step: 0.05, value: 1, short: "top-p" },
+  "top-k": { min: 0, max: 1024, step: 1, value: 50, short: "top-k" },
 });
 
 function decimals(step) {
@@ -20,7 +29,8 @@ export function snap(value, { min, step }) {
 }
 
 // Read and clamp: {values, notes}, where each note says what was corrected and how. spec: {key: {min, max, step,
-// value}}; keys absent from the query take spec's value.
+// value, choices}}; keys absent from the query take spec's value. With `choices` (a list of allowed values) a value
+// must be one of them: a number between two snaps to the nearer by ratio, a word that is none of them is replaced.
 export function readQuery(spec = PARAMS, search = location.search) {
   const query = new URLSearchParams(search);
   const values = {};
@@ -30,6 +40,8 @@ export function readQuery(spec = PARAMS, search = location.search) {
     const number = Number(raw);
     if (raw === null || raw === "") {
       values[key] = range.value;
+    } else if (range.choices) {
+      values[key] = readChoice(key, raw, range, notes);
     } else if (!Number.isFinite(number)) {
       values[key] = range.value;
       notes.push(`${key} ${raw} is not a number; using ${range.value}`);
@@ -42,6 +54,27 @@ export function readQuery(spec = PARAMS, search = location.search) {
     }
   }
   return { values, notes };
+}
+
+const listed = (choices) => (choices.length > 5 ? [...choices.slice(0, 3), "…", choices.at(-1)] : choices).join(", ");
+
+function readChoice(key, raw, { choices, value }, notes) {
+  const exact = choices.find((c) => String(c) === raw);
+  if (exact !== undefined) return exact;
+  const number = Number(raw);
+  if (!Number.isFinite(number) || !choices.every((c) => typeof c === "number")) {
+    notes.push(`${key} “${raw}” is not one of ${listed(choices)}; using ${value}`);
+    return value;
+  }
+  const [low, high] = [Math.min(...choices), Math.max(...choices)];
+  if (number < low || number > high) {
+    const clamped = number < low ? low : high;
+    notes.push(`${key} ${raw} is out of range; clamped to ${clamped}`);
+    return clamped;
+  }
+  const nearest = choices.reduce((best, c) => (Math.abs(Math.log(c / number)) < Math.abs(Math.log(best / number)) ? c : best));
+  notes.push(`${key} ${raw} is not one of ${listed(choices)}; rounded to ${nearest}`);
+  return nearest;
 }
 
 export function writeQuery(values) {

@@ -24,6 +24,8 @@
 //   changed since it was asked for (a refresh: since it was sent; an action: since the reader asked for it);
 //   `adopt` (if any) sees every result, painted or not (a run's state);
 // - errors: a banner with Retry on the widget (the page's, when the worker itself failed) and console.error;
+// - no stale numbers: when the controls' state gets no result (the view's args say null, or its call failed), the
+//   widget's metrics painted for another state are cleared ("—");
 // - unmount: listeners added through ctx.on or ctx.signal go, charts are purged, the placeholder is restored.
 //
 // The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
@@ -106,7 +108,8 @@ function bind(el, definition, entry) {
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
   const values = () => Object.fromEntries(specs.map((s) => [s.key, controls[s.key].value]));
   let view = null;
-  const argsOf = (v, extra) => (view?.args || def.args)?.(v, settings, extra) ?? { ...settings.args, ...v, ...extra };
+  // A view's or definition's args function has the last word: its null means "nothing to ask Python".
+  const argsOf = (v, extra) => (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
   const handler = def.handler || settings.handler;
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
   const writeUrl = () => {
@@ -114,10 +117,18 @@ function bind(el, definition, entry) {
     if (url.length) writeQuery(Object.fromEntries(url.map((s) => [s.key, controls[s.key].value])));
   };
   let version = 0;
+  let shown = -1; // the version whose result is on screen (-1: none)
   let pending = null; // the "computing for …" note, while no result matches the controls
+  // Controls with no result (a view's null args, a failed call): numbers painted for other controls go.
+  const stale = (asked) => {
+    if (asked === shown) return;
+    for (const out of el.querySelectorAll("[data-metric]")) clearMetric(el, out.dataset.metric, "—");
+    shown = -1;
+  };
 
   // Every paint is counted (data-sd-paints): tests wait on it rather than on time.
-  const painted = () => {
+  const painted = (asked) => {
+    shown = asked;
     pending?.remove();
     pending = null;
     el.dataset.sdPaints = String(Number(el.dataset.sdPaints || 0) + 1);
@@ -145,20 +156,25 @@ function bind(el, definition, entry) {
     if (busy || !queue.length || signal.aborted) return;
     busy = true;
     const { action, asked: askedFor, resolve, reject } = queue.shift();
+    let asked = askedFor;
     try {
       await python.ready;
       // The state this result is for: an action's is the one it was asked in (a Sample press belongs to the pair
       // on screen then); a refresh's is the controls' state now, from which its args are read.
-      const asked = action ? askedFor : version;
+      if (!action) asked = version;
       const args = action?.args ? action.args(values()) : argsOf(values(), action?.extra);
-      if (args === null) return resolve(null); // the view says these controls cannot be computed (and why)
+      if (args === null) {
+        stale(asked); // the view says these controls cannot be computed (and why)
+        return resolve(null);
+      }
       const result = await ctx.call(action?.handler || handler, args);
       (action?.adopt || view.adopt)?.(result, args);
       if (asked !== version) return resolve(null); // the controls moved on: a newer request paints their result
       await (action?.paint || view.paint)(result, args);
-      painted();
+      painted(asked);
       resolve(result);
     } catch (err) {
+      if (!action && asked === version) stale(asked); // a refresh that failed leaves no numbers for its controls
       report(el, err);
       reject(err);
     } finally {
@@ -257,7 +273,7 @@ function bind(el, definition, entry) {
   const now = values();
   if (initial && JSON.stringify(argsOf(now)) === JSON.stringify(argsOf(start))) {
     guard(view.paint)(initial, argsOf(now));
-    painted();
+    painted(version);
   } else if (initial) {
     const changed = specs.filter((s) => now[s.key] !== start[s.key]);
     const said = changed.map((s) => `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`);

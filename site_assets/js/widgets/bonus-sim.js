@@ -3,7 +3,7 @@
 // them beside theory.accepted_count_distribution and theory.expected_tokens. URL state: alpha, gamma, seed.
 //
 //   <div class="sd-widget" data-widget="bonus-sim">
-//   <script type="application/json">{"handler": "bonus.simulate", "args": {"alpha": 0.8, "gamma": 4, "rounds": 2000, "seed": 0}}</script>
+//   <template data-sd-settings>{"handler": "bonus.simulate", "args": {"alpha": 0.8, "gamma": 4, "rounds": 2000, "seed": 0}}</template>
 //   </div>
 
 import { el, fixed } from "../ui/controls.js";
@@ -47,10 +47,13 @@ export default (settings) => ({
         ctx.render(curve, result.figures.curve);
         ctx.setMetrics(m);
         const g = result.counts.length - 1;
+        const [fewest, most] = result.emitted;
         summary.textContent =
           `Of ${m.rounds.toLocaleString("en")} simulated rounds, ${result.counts[g].toLocaleString("en")} (${percent(m["bonus-share"])}) ` +
           `accepted all ${g} drafts and took a bonus token from the target's row ${g + 1}; ` +
-          `every round emitted between 1 and ${g + 1} tokens, ${fixed(2)(m["tokens-per-pass"])} on average (± is two standard errors).`;
+          (fewest === most
+            ? `every round emitted exactly ${most} token${most === 1 ? "" : "s"}.`
+            : `the rounds emitted between ${fewest} and ${most} tokens, ${fixed(2)(m["tokens-per-pass"])} on average (± is two standard errors).`);
       },
     };
   },

@@ -4,7 +4,7 @@
 // real steps (steps.draft, then steps.speculative_round) in the worker and compares the emitted tokens with p.
 //
 //   <div class="sd-widget" data-widget="correct-split">
-//   <script type="application/json">{"handler": "correct.split", "args": {"preset": "worked", "temperature": 1, "shift": 0, "blend": 0}}</script>
+//   <template data-sd-settings>{"handler": "correct.split", "args": {"preset": "worked", "temperature": 1, "shift": 0, "blend": 0}}</template>
 //   </div>
 
 import { el, fixed } from "../ui/controls.js";
@@ -18,8 +18,6 @@ const PRESETS = [
 ];
 const DEFAULTS = { temperature: 1, shift: 0, blend: 0 };
 const SAMPLES = 10_000;
-
-
 const pValue = (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v));
 const PAIR = ["preset", "temperature", "shift", "blend"];
 
@@ -76,12 +74,19 @@ function view(ctx) {
   verdict.setAttribute("aria-live", "polite");
   const sampleBox = el("div", "sd-cbe-sample");
   sampleBox.append(sampleRow, verdict, sampleChart, sampleTiles);
-  ctx.el.append(ctx.controls.preset.root, ctx.group("sd-controls", ["temperature", "shift", "blend"]), splitTiles, dists, proof, sampleBox);
+  const inert = el("p", "sd-note"); // why temperature has no effect on this pair, when it has none
+  inert.dataset.sdNote = "temperature";
+  inert.hidden = true;
+  ctx.el.append(ctx.controls.preset.root, ctx.group("sd-controls", ["temperature", "shift", "blend"]), inert, splitTiles, dists, proof, sampleBox);
 
   let current = null; // the split on screen: p, q and labels for the sampler
-  // A sample belongs to the pair it was drawn for: when the pair changes, its numbers go.
+  const chips = ctx.controls.preset.root.querySelectorAll("button");
   for (const key of PAIR) {
     ctx.on(ctx.controls[key].input, ctx.controls[key].event, () => {
+      // A chip is ticked only while the pair on screen is its preset (a chip resets the sliders; they bend it).
+      const asIs = key === "preset" || Object.entries(DEFAULTS).every(([k, v]) => ctx.controls[k].value === v);
+      for (const b of chips) b.setAttribute("aria-pressed", String(asIs && b.dataset.value === ctx.controls.preset.value));
+      // A sample belongs to the pair it was drawn for: when the pair changes, its numbers go.
       sampleChart.hidden = true;
       for (const out of sampleTiles.querySelectorAll("[data-metric]")) ctx.clearMetric(out.dataset.metric);
       if (verdict.dataset.sampled) verdict.textContent = "The pair changed: sample again to test it.";
@@ -97,7 +102,7 @@ function view(ctx) {
     verdict.textContent = m.exact
       ? `TV ${fixed(4)(m["tv-distance"])} against a typical ${fixed(4)(m["tv-noise"])} from sampling noise alone; ` +
         `χ² p-value ${fixed(3)(m["p-value"])}: the emitted tokens are consistent with p. ` +
-        "A different seed gives a different, equally honest sample."
+        "The same seed draws the same sample; another seed draws another, equally honest one."
       : `χ² p-value ${Number(m["p-value"]).toExponential(1)}: this sample looks unlike p. An exact sampler does this ` +
         "about once in a thousand seeds; try another seed before suspecting the algorithm.";
   }
@@ -106,11 +111,11 @@ function view(ctx) {
     sampleButton.disabled = true;
     verdict.textContent = `Running ${SAMPLES.toLocaleString("en")} rounds of the real algorithm…`;
     try {
+      // The seed is the reader's: a press draws the sample of the seed on screen, and never changes it.
       const seed = ctx.controls.seed.value;
       const args = () => ({ p: current.p, q: current.q, labels: current.labels, n: SAMPLES, seed });
       const result = await ctx.request({ handler: "correct.sample", args, paint: paintSample });
-      if (result) ctx.set({ seed: seed + 1 }, { quiet: true }); // the next press draws a fresh sample
-      else verdict.textContent = "The pair changed while it was sampled: sample again to test it.";
+      if (!result) verdict.textContent = "The pair changed while it was sampled: sample again to test it.";
     } catch (err) {
       verdict.textContent = "The sample failed; see the error above.";
       throw err;
@@ -122,6 +127,8 @@ function view(ctx) {
   return {
     paint(result) {
       current = result;
+      inert.textContent = result.temperature_note;
+      inert.hidden = !result.temperature_note;
       ctx.render(dists, result.figures.dists);
       ctx.render(proof, result.figures.proof);
       ctx.setMetrics(result.metrics);

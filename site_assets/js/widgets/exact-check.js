@@ -1,10 +1,13 @@
 // Widget "exact-check": exactness in exact arithmetic. The reader types small integer weights for p and q over three
 // tokens and picks γ; Python (theory.exact_output_distribution, exact_prefix_distribution, target_prefix_distribution,
-// all with fractions.Fraction) returns the tables, and every ✓ is a comparison Python made, not a label.
+// all with fractions.Fraction) returns the tables and the check of the first γ + 1 tokens, and every ✓ is a
+// comparison Python made, not a label.
 //
 //   <div class="sd-widget" data-widget="exact-check">
-//   <script type="application/json">{"handler": "exactness.check", "args": {"p": [8, 7, 5], "q": [1, 1, 3], "gamma": 2}}</script>
+//   <template data-sd-settings>{"handler": "exactness.check", "args": {"p": [8, 7, 5], "q": [1, 1, 3], "gamma": 2}}</template>
 //   </div>
+
+import { el } from "../ui/controls.js";
 
 const PRESETS = [
   ["Our example", [8, 7, 5], [1, 1, 3]],
@@ -13,51 +16,37 @@ const PRESETS = [
   ["One-hot draft", [5, 3, 2], [0, 1, 0]],
 ];
 const TOKENS = ["A", "B", "C"];
-
-function cell(row, text, header = false) {
-  const td = document.createElement(header ? "th" : "td");
-  if (header) td.scope = "row";
-  td.textContent = text;
-  row.append(td);
-  return td;
-}
-
-function check(row, equal) {
-  const td = cell(row, equal ? "✓ equal" : "✗ differs");
-  td.className = equal ? "sd-cbe-check sd-cbe-check--ok" : "sd-cbe-check sd-cbe-check--bad";
-}
-
-function table(caption, headings) {
-  const wrap = document.createElement("div");
-  wrap.className = "sd-scroll";
-  // It may scroll sideways on a narrow screen, so it must take keyboard focus (axe-core scrollable-region-focusable).
-  wrap.tabIndex = 0;
-  wrap.setAttribute("role", "region");
-  wrap.setAttribute("aria-label", caption);
-  const t = document.createElement("table");
-  t.className = "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions";
-  const cap = document.createElement("caption");
-  cap.textContent = caption;
-  const head = document.createElement("thead");
-  const tr = document.createElement("tr");
-  for (const h of headings) {
-    const th = document.createElement("th");
-    th.scope = "col";
-    th.textContent = h;
-    tr.append(th);
-  }
-  head.append(tr);
-  const body = document.createElement("tbody");
-  t.append(cap, head, body);
-  wrap.append(t);
-  return { wrap, body };
-}
-
 const WEIGHTS = TOKENS.flatMap((token, i) => [
   { key: `p${i}`, label: `Target weight ${token}`, kind: "number", min: 0, max: 99, step: 1 },
   { key: `q${i}`, label: `Draft weight ${token}`, kind: "number", min: 0, max: 99, step: 1 },
 ]);
 const weights = (v, side) => TOKENS.map((_, i) => v[`${side}${i}`]);
+
+// A table of exact fractions: the first cell of a row heads it, the last is Python's verdict on it.
+function table(caption, headings) {
+  const t = el("table", "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions");
+  const body = el("tbody");
+  const head = el("tr");
+  for (const h of headings) head.append(Object.assign(el("th", "", h), { scope: "col" }));
+  t.append(el("caption", "", caption), el("thead"), body);
+  t.tHead.append(head);
+  // It may scroll sideways on a narrow screen, so it takes keyboard focus (axe-core scrollable-region-focusable).
+  const wrap = Object.assign(el("div", "sd-scroll"), { tabIndex: 0 });
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", caption);
+  wrap.append(t);
+  const fill = (rows) =>
+    body.replaceChildren(
+      ...rows.map(([first, ...cells]) => {
+        const tr = el("tr");
+        const equal = cells.pop();
+        tr.append(Object.assign(el("th", "", first), { scope: "row" }), ...cells.map((c) => el("td", "", c)));
+        tr.append(el("td", `sd-cbe-check sd-cbe-check--${equal ? "ok" : "bad"}`, equal ? "✓ equal" : "✗ differs"));
+        return tr;
+      }),
+    );
+  return { wrap, fill };
+}
 
 export default (settings) => {
   const args = { p: [8, 7, 5], q: [1, 1, 3], gamma: 2, ...settings.args };
@@ -65,11 +54,12 @@ export default (settings) => {
     // Weights, not probabilities: p(x) = weight / sum, so every value is an exact fraction.
     controls: [
       ...WEIGHTS.map((w) => ({ ...w, value: args[w.key[0]][Number(w.key[1])] })),
-      { key: "gamma", label: "Speculation length γ", min: 1, max: 4, step: 1, value: args.gamma },
+      { key: "gamma", label: "Speculation length γ", min: 1, max: 3, step: 1, value: args.gamma },
     ],
     metrics: [
-      { name: "exact", label: "Every cell equal to the target?", format: (v) => (v ? "yes ✓" : "no ✗") },
-      { name: "cells-checked", label: "Exact comparisons made" },
+      { name: "exact", label: "Every probability equal to the target's?", format: (v) => (v ? "yes ✓" : "no ✗") },
+      { name: "cells-checked", label: "Table rows compared" },
+      { name: "round-prefixes", label: "Prefixes of γ + 1 tokens compared" },
       { name: "beta", label: "β = Σ min(p, q), exactly" },
     ],
     view,
@@ -77,65 +67,43 @@ export default (settings) => {
 };
 
 function view(ctx) {
-  const presets = document.createElement("div");
-  presets.className = "sd-chips";
+  const presets = el("div", "sd-chips");
   presets.setAttribute("role", "group");
   presets.setAttribute("aria-label", "Example weights");
   for (const [label, p, q] of PRESETS) {
     const patch = Object.fromEntries(TOKENS.flatMap((_, i) => [[`p${i}`, p[i]], [`q${i}`, q[i]]]));
     presets.append(ctx.button(label, () => ctx.set(patch)));
   }
-  const grid = ctx.group("sd-controls sd-controls--dense", WEIGHTS.map((w) => w.key));
-  const verdict = document.createElement("p");
-  verdict.className = "sd-verdict";
+  const verdict = el("p", "sd-verdict");
   verdict.setAttribute("role", "status");
   verdict.setAttribute("aria-live", "polite");
-  const one = table("One position: the two routes to each token, in exact fractions", [
-    "token",
-    "p(x)",
-    "q(x)",
-    "accepted draft min(p, q)",
-    "correction (1 − β)·residual",
-    "P(emit x), enumerated",
-    "= p(x)?",
-  ]);
+  const headings = ["token", "p(x)", "q(x)", "accepted draft min(p, q)", "correction (1 − β)·residual", "P(emit x), enumerated", "= p(x)?"];
+  const one = table("One position: the two routes to each token, in exact fractions", headings);
   const two = table("Exact prefix of 2 tokens across rounds (a context-dependent pair)", ["first two tokens", "speculative decoding", "target alone", "equal?"]);
-  ctx.el.append(presets, grid, ctx.controls.gamma.root, verdict, ctx.tiles(), one.wrap, two.wrap);
+  ctx.el.append(presets, ctx.group("sd-controls sd-controls--dense", WEIGHTS.map((w) => w.key)), ctx.controls.gamma.root, verdict, ctx.tiles(), one.wrap, two.wrap);
 
   return {
     args(v) {
       const p = weights(v, "p");
       const q = weights(v, "q");
-      if (!p.some(Boolean) || !q.some(Boolean)) {
-        verdict.textContent = "Give the target and the draft at least one positive weight each.";
-        return null;
-      }
-      return { p, q, gamma: v.gamma };
+      if (p.some(Boolean) && q.some(Boolean)) return { p, q, gamma: v.gamma };
+      // No distribution, so nothing is checked: the tables and the tiles (cleared by the binding) go with it.
+      verdict.textContent = "Give the target and the draft at least one positive weight each.";
+      one.fill([]);
+      two.fill([]);
+      return null;
     },
-    paint(result) {
-      one.body.replaceChildren();
-      for (const r of result.position) {
-        const tr = document.createElement("tr");
-        cell(tr, r.token, true);
-        for (const key of ["p", "q", "accepted", "correction", "emitted"]) cell(tr, r[key]);
-        check(tr, r.equal);
-        one.body.append(tr);
-      }
-      two.body.replaceChildren();
-      for (const r of result.prefix) {
-        const tr = document.createElement("tr");
-        cell(tr, r.prefix, true);
-        cell(tr, r.speculative);
-        cell(tr, r.target);
-        check(tr, r.equal);
-        two.body.append(tr);
-      }
+    paint(result, args) {
+      one.fill(result.position.map((r) => [r.token, r.p, r.q, r.accepted, r.correction, r.emitted, r.equal]));
+      two.fill(result.prefix.map((r) => [r.prefix, r.speculative, r.target, r.equal]));
       const m = result.metrics;
       ctx.setMetrics(m);
       ctx.setMetric("beta", m.beta, `${result.beta} ≈ ${Number(m.beta).toFixed(3)}`);
+      const { length, prefixes, equal } = result.round;
+      const round = `all ${prefixes} prefixes of ${length} tokens, as many as one round with γ = ${args.gamma} emits when it accepts every draft and takes its bonus`;
       verdict.textContent = m.exact
-        ? `All ${m["cells-checked"]} probabilities equal the target's exactly, as fractions (β = ${result.beta}).`
-        : `Some probabilities differ from the target's: ${m["cells-checked"]} compared.`;
+        ? `All ${m["cells-checked"]} table rows equal the target's exactly, as fractions (β = ${result.beta}), and so do ${round}.`
+        : `Some probabilities differ from the target's: ${m["cells-checked"]} table rows and ${round} compared (${equal ? "equal" : "not equal"}).`;
     },
   };
 }

@@ -1,8 +1,8 @@
 // Widget "playground": speculative decoding on the 24-word quality pair, played round by round in the worker.
 //
 //   <div class="sd-widget" data-widget="playground">
-//   <script type="application/json">{"handler": "playground.run", "args": {...}, "runRounds": 2000,
-//     "experiments": [{"title", "predict", "look", "set": {"quality", "gamma"}, "reset": bool}, ...]}</script>
+//   <template data-sd-settings>{"handler": "playground.run", "args": {...}, "runRounds": 2000,
+//     "experiments": [{"title", "predict", "look", "set": {"quality", "gamma"}, "reset": bool}, ...]}</template>
 //   </div>
 //
 // All the numbers come from specdec_core.web "playground.run". Python keeps nothing between calls: each answer
@@ -18,8 +18,17 @@ import { PARAMS } from "../ui/url.js";
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
 const SHOWN_ROUNDS = 24; // rounds in the token stream
 
-const fmt = (digits) => (v) => (typeof v === "number" ? v.toFixed(digits) : "—");
+const fmt = (digits, unit = "") => (v) => (typeof v === "number" ? `${v.toFixed(digits)}${unit}` : "—");
 const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
+const FORMATS = {}; // metric -> its text on the tiles
+for (const [names, format] of [
+  ["accept-rate alpha tv-distance tv-noise p-value accept-rate-recent", fmt(3)],
+  ["tokens-per-pass tokens-per-pass-recent", fmt(2)],
+  ["speedup speedup-recent", fmt(2, "×")],
+]) {
+  for (const name of names.split(" ")) FORMATS[name] = FORMATS[`${name}-theory`] = format;
+}
+FORMATS["tokens-emitted"] = FORMATS.rounds = int;
 
 // The takeaway widget (playground-takeaway.js) follows the Playground's results: it gets the latest at once and
 // every later one, until its signal aborts.
@@ -37,19 +46,9 @@ function publish(detail) {
   for (const follower of followers) follower(detail);
 }
 
-function qualityText(v) {
-  if (v <= 0.05) return `${v.toFixed(2)} · random guesser`;
-  if (v >= 1) return "1.00 · matches target";
-  if (v < 0.4) return `${v.toFixed(2)} · weak`;
-  if (v < 0.75) return `${v.toFixed(2)} · fair`;
-  return `${v.toFixed(2)} · good`;
-}
-
-function gammaText(v) {
-  if (v <= 1) return "1 · cautious";
-  if (v >= 8) return "8 · long drafts";
-  return String(v);
-}
+const QUALITY = [[0.05, "random guesser"], [0.4, "weak"], [0.75, "fair"], [1, "good"]]; // [below or at, word]
+const qualityText = (v) => (v >= 1 ? "1.00 · matches target" : `${v.toFixed(2)} · ${QUALITY.find(([top], i) => (i ? v < top : v <= top))[1]}`);
+const gammaText = (v) => ({ 1: "1 · cautious", 8: "8 · long drafts" })[v] ?? String(v);
 
 function output(metric, className = "") {
   const out = el("output", className);
@@ -62,26 +61,20 @@ function output(metric, className = "") {
 // A metric tile: label, the measured value, and a line under it ("theory …").
 function tile(label, main, ...below) {
   const root = el("div", "sd-tile");
-  const dt = el("dt", "", label);
   const dd = el("dd");
   const sub = el("span", "sd-tile__sub");
   sub.append(...below);
   dd.append(main, sub); // inside the dd: a dl's groups may hold only dt and dd
-  root.append(dt, dd);
+  root.append(el("dt", "", label), dd);
   return root;
 }
+const theoryTile = (label, name) => tile(label, output(name), "theory ", output(`${name}-theory`));
 
 function legend() {
   const root = el("ul", "sd-pg-legend");
   root.setAttribute("aria-label", "Legend of the token stream");
-  const items = [
-    ["accepted", "accepted (draft agreed)"],
-    ["rejected", "rejected"],
-    ["correction", "→ resampled (correction)"],
-    ["discarded", "discarded (after the rejection)"],
-    ["bonus", "bonus token (all accepted)"],
-  ];
-  for (const [kind, text] of items) {
+  const items = { accepted: "accepted (draft agreed)", rejected: "rejected", correction: "→ resampled (correction)", discarded: "discarded (after the rejection)", bonus: "bonus token (all accepted)" };
+  for (const [kind, text] of Object.entries(items)) {
     const li = el("li");
     li.append(el("span", `sd-token sd-token--${kind}`, kind === "correction" ? "dog" : "cat"), " ", text);
     root.append(li);
@@ -121,11 +114,20 @@ function view(ctx) {
   const sd = el("span", "sd-pg-sd");
   metrics.append(
     tile("Draft acceptance rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
-    tile("Per-token acceptance rate α", output("alpha"), "theory ", output("alpha-theory")),
-    tile("Tokens / target pass", output("tokens-per-pass"), "theory ", output("tokens-per-pass-theory")),
-    tile("Speedup (cost c)", output("speedup"), "theory ", output("speedup-theory")),
+    theoryTile("Per-token acceptance rate α", "alpha"),
+    theoryTile("Tokens / target pass", "tokens-per-pass"),
+    theoryTile("Speedup (cost c)", "speedup"),
     tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
     tile("Output = target?", output("exact", "sd-verdict-value"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
+  );
+  // The whole-run numbers average every round so far; these show what the settings of the last rounds give.
+  const recentHead = el("p", "sd-note", "The last rounds alone: none played yet.");
+  const recent = el("dl", "sd-tiles");
+  recent.setAttribute("aria-label", "Metrics over the last rounds only");
+  recent.append(
+    theoryTile("Draft acceptance rate, last rounds", "accept-rate-recent"),
+    theoryTile("Tokens / target pass, last rounds", "tokens-per-pass-recent"),
+    theoryTile("Speedup (cost c), last rounds", "speedup-recent"),
   );
   const theoryNote = el(
     "p",
@@ -190,6 +192,8 @@ function view(ctx) {
     buttons,
     explain,
     metrics,
+    recentHead,
+    recent,
     rates,
     theoryNote,
     legend(),
@@ -262,24 +266,13 @@ function view(ctx) {
 
   function paint(result) {
     const m = result.metrics;
-    const three = fmt(3);
-    const show = (name, text) => ctx.setMetric(name, m[name] ?? "", text(m[name]));
-    show("accept-rate", three);
-    show("accept-rate-theory", three);
-    show("alpha", three);
-    show("alpha-theory", three);
+    for (const [name, format] of Object.entries(FORMATS)) ctx.setMetric(name, m[name] ?? "", format(m[name]));
     sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
-    show("tokens-per-pass", fmt(2));
-    show("tokens-per-pass-theory", fmt(2));
-    show("speedup", (v) => (v !== undefined ? `${v.toFixed(2)}×` : "—"));
-    show("speedup-theory", (v) => `${v.toFixed(2)}×`);
-    show("tokens-emitted", int);
-    show("rounds", int);
-    show("tv-distance", fmt(3));
-    show("tv-noise", fmt(3));
-    show("p-value", (v) => (v !== undefined ? v.toFixed(3) : "—"));
+    recentHead.textContent = m["recent-rounds"]
+      ? `The last ${m["recent-rounds"]} rounds alone (the numbers above average all ${int(m.rounds)}): after a change of settings, these show it.`
+      : "The last rounds alone: none played yet.";
     root.querySelector('[data-metric="exact"]').dataset.state = result.verdict.state;
-    show("exact", () => result.verdict.text);
+    ctx.setMetric("exact", m.exact ?? "", result.verdict.text);
 
     renderStream(shownRounds, m.rounds);
     if (result.explanation && result.stream.length) explain.textContent = result.explanation;
@@ -361,12 +354,9 @@ function view(ctx) {
 
   async function experiment(exp) {
     if (exp.reset) await stopRun();
-    const set = {};
-    if (exp.set.quality !== undefined) set.quality = exp.set.quality;
-    if (exp.set.gamma !== undefined) set.gamma = exp.set.gamma;
     if (exp.reset) fresh();
     // A running Run picks the new settings up at its next chunk: the run goes on, no reset.
-    ctx.set(set, { quiet: true });
+    ctx.set(Object.fromEntries(Object.entries(exp.set).filter(([key]) => key in ctx.controls)), { quiet: true });
     if (!task) await run(runRounds);
   }
 

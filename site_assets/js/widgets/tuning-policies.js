@@ -4,7 +4,7 @@
 // and Stop ends it between chunks.
 //
 //   <div class="sd-widget" data-widget="tuning-policies">
-//   <script type="application/json">{"handler": "tuning.policies", "args": {"tokens": 300, "seed": 0}}</script>
+//   <template data-sd-settings>{"handler": "tuning.policies", "args": {"tokens": 300, "seed": 0}}</template>
 //   </div>
 
 import { el } from "../ui/controls.js";
@@ -77,7 +77,16 @@ function view(ctx) {
   measured.innerHTML = `Measured per-token acceptance rate α under fixed γ: <output data-metric="alpha">…</output>`;
   const chart = ctx.chart("Grouped bar chart comparing the four draft-length policies on four measures");
   const sample = el("p", "sd-note");
-  ctx.el.append(ctx.group("sd-controls"), bar, chart, wrap, measured, sample);
+  // A run takes seconds, so the controls do not start one: they say so, and say when the numbers are not theirs.
+  const hint = el("p", "sd-note", "These settings apply to the next Run; moving them changes nothing until you press it.");
+  ctx.el.append(ctx.group("sd-controls"), hint, bar, chart, wrap, measured, sample);
+  for (const c of Object.values(ctx.controls)) {
+    ctx.on(c.input, c.event, () => {
+      if (status.dataset.state === "running") return; // a run in progress keeps the settings it started with
+      status.dataset.state = "changed";
+      status.textContent = "Settings changed: the numbers below are from the previous settings; press Run to measure these.";
+    });
+  }
 
   const paint = (result, label) => {
     ctx.render(chart, result.figure);

@@ -1,0 +1,300 @@
+// Widget "cost": what a forward pass costs, and whether speculation pays at the reader's batch size. Python
+// (costs.py through web/cost.py) prices plain and speculative decoding on a roofline for the chosen hardware,
+// models, weight precision, batch size and context; this module shows the verdict, the tiles, the roofline and the
+// speedup across batch sizes, the presets' sources, and the race: both decoders on one clock, rounds from the
+// engine (cost.race), animated with requestAnimationFrame (the final state at once under prefers-reduced-motion).
+// URL state: batch, context, gamma, alpha, hardware, target, draft, weights (clamped, with a notice).
+//
+//   <div class="sd-widget" data-widget="cost">
+//   <template data-sd-settings>{"handler": "cost.model", "args": {"alpha": 0.8, "gamma": 4, "batch": 1, ...}}</template>
+//   </div>
+
+import { el, fixed } from "../ui/controls.js";
+import { PARAMS } from "../ui/url.js";
+
+const HARDWARE = [
+  ["h100", "H100 SXM (80 GB)"],
+  ["8xh100", "8 × H100 SXM, tensor parallel"],
+  ["a100", "A100 SXM (80 GB)"],
+  ["rtx4090", "GeForce RTX 4090 (24 GB)"],
+  ["m1max", "Apple M1 Max laptop (64 GB)"],
+];
+const TARGETS = [
+  ["llama-3.1-8b", "Llama-3.1-8B"],
+  ["llama-3.1-70b", "Llama-3.1-70B"],
+];
+const DRAFTS = [
+  ["llama-3.2-1b", "Llama-3.2-1B"],
+  ["eagle-8b", "EAGLE-style head for the 8B (0.42B)"],
+  ["eagle-70b", "EAGLE-style head for the 70B (1.40B)"],
+];
+const WEIGHTS = [
+  ["16", "16-bit"],
+  ["8", "8-bit"],
+  ["4", "4-bit"],
+];
+const RACE_TOKENS = 24;
+const RACE_MS = 6000; // real time the longer lane takes to play
+const times = (v) => `${Number(v).toFixed(2)}×`;
+const ms = (v) => `${Number(v) < 10 ? Number(v).toFixed(2) : Number(v).toFixed(1)} ms`;
+const select = (key, label, options, value) => ({ key, label, kind: "select", options, value, choices: options.map(([v]) => v), url: true });
+
+export default (settings) => {
+  const a = settings.args;
+  return {
+    controls: [
+      select("hardware", "Hardware", HARDWARE, a.hardware),
+      select("target", "Target model", TARGETS, a.target),
+      select("draft", "Draft model", DRAFTS, a.draft),
+      select("weights", "Weights", WEIGHTS, String(a.weights)),
+      { key: "batch", label: "Batch size", ...PARAMS.batch, value: a.batch, format: (v) => v.toLocaleString("en"), url: true },
+      { key: "context", label: "Context length", ...PARAMS.context, value: a.context, format: (v) => v.toLocaleString("en"), url: true },
+      { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: a.gamma, url: true },
+      { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: a.alpha, format: fixed(2), url: true },
+    ],
+    args: (v) => ({ ...v, weights: Number(v.weights) }),
+    metrics: [
+      { name: "speedup", label: "Speedup at this batch", format: times },
+      { name: "ridge-tokens", label: "Ridge: tokens per pass where the target turns compute-bound", format: (v) => Math.round(v).toLocaleString("en") },
+      { name: "compute-bound", label: "Verification pass is", format: (v) => (v ? "compute-bound" : "memory-bound") },
+      { name: "plain-pass-ms", label: "Time per pass, plain (one token per sequence)", format: ms },
+      { name: "verify-pass-ms", label: "Time per pass, speculative (verifies γ + 1 per sequence)", format: ms },
+      { name: "draft-step-ms", label: "Time per draft step", format: ms },
+      { name: "plain-token-ms", label: "Per token, plain", format: ms },
+      { name: "speculative-token-ms", label: "Per token, speculative (expected)", format: ms },
+      { name: "memory-gb", label: "Memory needed: weights + KV caches", format: (v) => `${Number(v).toFixed(1)} GB` },
+    ],
+    view,
+  };
+};
+
+function view(ctx) {
+  const verdict = el("p", "sd-verdict sd-verdict--strong sd-cost-verdict");
+  verdict.setAttribute("role", "status");
+  const memory = el("p", "sd-verdict sd-cost-memory");
+  memory.setAttribute("role", "status");
+  const roofline = ctx.chart("Roofline: attained TFLOP/s against arithmetic intensity, log-log, with the plain pass, the verification pass and a draft step marked");
+  const batch = ctx.chart("Line chart of the speedup against batch size at this γ, α and context, with break-even at 1× and your batch size circled");
+  const charts = el("div", "sd-charts");
+  charts.append(roofline, batch);
+  const sources = el("details", "sd-note sd-cost-sources");
+  sources.append(el("summary", "", "Where these numbers come from"));
+  const sourceList = el("ul");
+  sources.append(sourceList);
+  const race = raceView(ctx);
+  ctx.el.append(ctx.group("sd-controls sd-cost-controls"), verdict, memory, ctx.tiles(), charts, sources, race.root);
+
+  return {
+    paint(result, args) {
+      const m = result.metrics;
+      ctx.render(roofline, result.figures.roofline);
+      ctx.render(batch, result.figures.batch);
+      ctx.setMetrics(m);
+      const pays = m.speedup > 1;
+      verdict.dataset.pays = String(pays);
+      verdict.classList.toggle("sd-verdict--ok", pays);
+      verdict.classList.toggle("sd-verdict--bad", !pays);
+      const where = `At batch ${args.batch.toLocaleString("en")} and ${args.context.toLocaleString("en")} tokens of context`;
+      const pass = `the verification pass of ${m["verify-tokens"].toLocaleString("en")} tokens is ${result.bound.verify}-bound`;
+      verdict.textContent = pays
+        ? `${where}, speculation is ${times(m.speedup)} faster per token: ${pass}` +
+          (result.bound.verify === "memory" ? ", so checking γ + 1 tokens costs what generating one does." : ", yet the tokens it saves still outweigh the drafts.")
+        : `${where}, speculation is slower (${times(m.speedup)}): ${pass}, and every draft token the target checks now costs arithmetic time.`;
+      const fits = m["memory-fits"] === 1;
+      memory.dataset.fits = String(fits);
+      memory.classList.toggle("sd-verdict--ok", fits);
+      memory.classList.toggle("sd-verdict--bad", !fits);
+      memory.classList.toggle("sd-verdict--strong", !fits);
+      memory.textContent = fits
+        ? `Fits in memory: ${result.memory["needed-gb"].toFixed(1)} GB of ${result.memory["available-gb"].toFixed(0)} GB.`
+        : `Does not fit: the weights and KV caches need ${result.memory["needed-gb"].toFixed(1)} GB, and this hardware has ${result.memory["available-gb"].toFixed(0)} GB. The times assume it fits.`;
+      sourceList.replaceChildren(
+        ...result.presets.map((p) => {
+          const item = el("li");
+          item.append(el("strong", "", `${p.role}: ${p.name}`), ` (${p.numbers}). `, el("span", "", p.source));
+          return item;
+        }),
+      );
+      race.settingsChanged(args);
+    },
+    cleanup: () => race.stop(),
+  };
+}
+
+// --- The race: plain and speculative decoding on one wall clock ---------------------------------------------
+
+function raceView(ctx) {
+  const root = el("section", "sd-cost-race");
+  root.setAttribute("aria-label", "A race on one clock");
+  root.dataset.race = "idle";
+  const head = el("h3", "", "A race on one clock");
+  const intro = el("p", "sd-note", `Both decoders generate ${RACE_TOKENS} tokens for one sequence of the batch, with the settings above. Rounds come from the real engine; each step takes the time the cost model gives it.`);
+  const run = ctx.button("Run", () => start(), "md-button--primary");
+  const reset = ctx.button("Reset", () => clear("idle"));
+  const clock = el("output", "sd-cost-race__clock", "t = 0 ms");
+  clock.setAttribute("aria-label", "Race clock");
+  const bar = el("div", "sd-buttons");
+  bar.append(run, reset, clock);
+  const lanes = { plain: lane("plain", "Plain decoding"), speculative: lane("speculative", "Speculative decoding") };
+  const legend = el("p", "sd-note sd-cost-race__legend");
+  legend.innerHTML =
+    '<span class="sd-cost-race__key sd-cost-race__key--pass"></span> target pass ' +
+    '<span class="sd-cost-race__key sd-cost-race__key--draft"></span> draft step · tokens: ' +
+    '<span class="sd-token sd-token--accepted">accepted</span><span class="sd-token sd-token--rejected">rejected</span>' +
+    '<span class="sd-token sd-token--discarded">discarded</span><span class="sd-token sd-token--correction">correction</span>' +
+    '<span class="sd-token sd-token--bonus">bonus</span>';
+  const summary = el("p", "sd-verdict sd-verdict--quiet");
+  summary.setAttribute("role", "status");
+  summary.textContent = "Press Run: both lanes start together.";
+  root.append(head, intro, bar, lanes.plain.root, lanes.speculative.root, legend, summary);
+
+  let frame = 0;
+  let runs = 0;
+  let raced = null; // the settings the race on screen was run with
+  const reduced = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+  function lane(name, title) {
+    const root = el("div", "sd-cost-race__lane");
+    root.dataset.lane = name;
+    root.dataset.done = "false";
+    const top = el("div", "sd-cost-race__head");
+    const total = el("output", "sd-cost-race__total", "");
+    total.dataset.metric = `race-${name === "plain" ? "plain" : "speculative"}-ms`;
+    top.append(el("strong", "", title), total);
+    const track = el("div", "sd-cost-race__track");
+    track.setAttribute("role", "img");
+    track.setAttribute("aria-label", `${title}: its passes on the clock`);
+    const tokens = el("div", "sd-cost-race__tokens");
+    root.append(top, track, tokens);
+    return { root, track, tokens, total, items: [], end: 0 };
+  }
+
+  function clear(state) {
+    cancelAnimationFrame(frame);
+    frame = 0;
+    for (const l of Object.values(lanes)) {
+      l.track.replaceChildren();
+      l.tokens.replaceChildren();
+      l.total.textContent = "";
+      delete l.total.dataset.value;
+      l.items = [];
+      l.root.dataset.done = "false";
+    }
+    clock.textContent = "t = 0 ms";
+    root.dataset.race = state;
+    run.disabled = false;
+    if (state === "idle") summary.textContent = "Press Run: both lanes start together.";
+  }
+
+  // Every step becomes hidden DOM now; the clock reveals it when its time comes.
+  function build(l, steps, scale) {
+    l.end = steps.at(-1).end;
+    let drafted = []; // this round's draft chips, told their fate when the verification pass ends
+    for (const step of steps) {
+      const seg = el("span", `sd-cost-race__seg sd-cost-race__seg--${step.kind === "draft" ? "draft" : "pass"}`);
+      seg.style.left = `${(100 * step.start) / scale}%`;
+      seg.hidden = true;
+      l.track.append(seg);
+      l.items.push({ at: step.start, show: () => (seg.hidden = false), grow: (t) => (seg.style.width = `${(100 * (Math.min(t, step.end) - step.start)) / scale}%`) });
+      if (step.kind === "draft") {
+        const chip = el("span", "sd-token sd-token--drafted", step.word);
+        chip.hidden = true;
+        chip.dataset.fate = step.fate;
+        l.tokens.append(chip);
+        drafted.push(chip);
+        l.items.push({ at: step.start, show: () => (chip.hidden = false) });
+        continue;
+      }
+      const fates = drafted;
+      drafted = [];
+      const chips = step.emits.filter(([, kind]) => kind !== "accepted").map(([word, kind]) => Object.assign(el("span", `sd-token sd-token--${kind}`, word), { hidden: true }));
+      l.tokens.append(...chips);
+      l.items.push({
+        at: step.end,
+        show: () => {
+          for (const chip of fates) chip.className = `sd-token sd-token--${chip.dataset.fate}`;
+          for (const chip of chips) chip.hidden = false;
+        },
+      });
+    }
+  }
+
+  function draw(t) {
+    clock.textContent = `t = ${ms(t)}`;
+    for (const [name, l] of Object.entries(lanes)) {
+      for (const item of l.items) {
+        if (item.at <= t && !item.shown) {
+          item.shown = true;
+          item.show();
+        }
+        if (item.shown && item.grow) item.grow(t);
+      }
+      if (t >= l.end && l.root.dataset.done === "false") {
+        l.root.dataset.done = "true";
+        ctx.setMetric(`race-${name}-ms`, l.end, `finished in ${ms(l.end)}`);
+      }
+    }
+  }
+
+  function finish(result) {
+    const m = result.metrics;
+    root.dataset.race = "done";
+    run.disabled = false;
+    summary.textContent =
+      `${m["race-tokens"]} tokens: plain decoding took ${ms(m["race-plain-ms"])}, speculative ${ms(m["race-speculative-ms"])} ` +
+      `(${times(m["race-speedup"])} on this run, ${m["race-rounds"]} rounds, ${fixed(2)(m["race-tokens-per-pass"])} tokens per target pass). ` +
+      "One short run is luckier or unluckier than the expected speedup above; Run again for another.";
+  }
+
+  function play(result) {
+    clear("running");
+    run.disabled = true;
+    const scale = Math.max(result.plain.total, result.speculative.total);
+    build(lanes.plain, result.plain.steps, scale);
+    build(lanes.speculative, result.speculative.steps, scale);
+    summary.textContent = "Racing…";
+    if (reduced()) {
+      draw(scale);
+      finish(result);
+      return;
+    }
+    const began = performance.now();
+    const tick = (now) => {
+      const t = Math.min(scale, ((now - began) / RACE_MS) * scale);
+      draw(t);
+      if (t < scale) frame = requestAnimationFrame(tick);
+      else finish(result);
+    };
+    frame = requestAnimationFrame(tick);
+  }
+
+  const settingsKey = (args) => JSON.stringify(args);
+  async function start() {
+    run.disabled = true;
+    summary.textContent = "Asking the engine for the rounds…";
+    const seed = runs++;
+    let asked = null;
+    const result = await ctx.request({
+      handler: "cost.race",
+      args: (v) => (asked = { ...v, weights: Number(v.weights), tokens: RACE_TOKENS, seed }),
+      paint: (r) => {
+        raced = settingsKey({ ...asked, tokens: undefined, seed: undefined });
+        play(r);
+      },
+    });
+    if (result === null) run.disabled = false; // the settings moved on before the rounds came back
+  }
+
+  return {
+    root,
+    stop: () => cancelAnimationFrame(frame),
+    // A race belongs to the settings it ran with: new settings clear it.
+    settingsChanged(args) {
+      if (raced !== null && raced !== settingsKey({ ...args, tokens: undefined, seed: undefined })) {
+        raced = null;
+        clear("idle");
+        summary.textContent = "The settings changed: press Run to race with them.";
+      }
+    },
+  };
+}

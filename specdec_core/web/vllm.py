@@ -1,0 +1,302 @@
+"""The Tuning page's "your own vLLM numbers" widget: paste /metrics or the log line, read alpha per position.
+
+``tuning.vllm`` reads what the reader pasted with ``vllm_metrics.read_counts`` and analyses it with
+``vllm_metrics.analyse`` at the reader's draft cost c. Text it cannot read is an answer, not a failure: the result
+has ``status`` "error" and the parser's message, which the widget shows in place (a wrong *type* of argument is
+still an error). An empty text area gives ``status`` "empty". Every result carries ``example``, the two /metrics
+dumps the Example button fills in (``data/vllm_metrics_earlier.txt`` and ``..._later.txt``, invented numbers in
+vLLM's format).
+
+Non-goals: fetching /metrics (the text never leaves the page), the roofline cost of the Cost page (``best_gamma``
+takes a round-cost function for that; this widget uses the paper's gamma c + 1).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from .. import vllm_metrics
+from ..vllm_metrics import Analysis
+from . import handler
+from .args import check_number
+from .plot import ALPHA, GAMMA, TIMES, Figure, PlotTrace, figure, layout, line, rounded
+
+#: A superscript k, for the curve alpha^k in a legend.
+_SUP_K = "\N{MODIFIER LETTER SMALL K}"
+#: The recommendation is searched up to here, as the calculator's.
+_SEARCH_GAMMA = 32
+
+
+@lru_cache(maxsize=1)
+def example() -> dict[str, str]:
+    """The Example button's text: an earlier and a later /metrics dump of one two-engine server."""
+    from importlib import resources
+
+    data = resources.files("specdec_core") / "data"
+    return {
+        "metrics": (data / "vllm_metrics_earlier.txt").read_text("utf-8"),
+        "later": (data / "vllm_metrics_later.txt").read_text("utf-8"),
+    }
+
+
+#: The handler's test example: one log line (1,000 drafts of 4 tokens, 2,360 accepted: 800 / 640 / 512 / 408).
+_EXAMPLE_LINE = (
+    "INFO 12-01 09:30:00 [metrics.py:96] SpecDecoding metrics: Mean acceptance length: 3.36, Accepted throughput: "
+    "236.00 tokens/s, Drafted throughput: 400.00 tokens/s, Accepted: 2360 tokens, Drafted: 4000 tokens, "
+    "Per-position acceptance rate: 0.800, 0.640, 0.512, 0.408, Avg Draft acceptance rate: 59.0%"
+)
+
+
+# --8<-- [start:tuning_vllm]
+@handler("tuning.vllm", example={"metrics": _EXAMPLE_LINE, "later": "", "cost": 0.05})
+def analyse_metrics(metrics: str = "", later: str = "", cost: float = 0.05) -> dict[str, Any]:
+    """The analysis of a pasted /metrics dump (minus an earlier one) or SpecDecoding log lines, at draft cost c."""
+    c = check_number(cost, "cost", 0.0, 10.0)
+    base: dict[str, Any] = {"example": example(), "metrics": {}}
+    if isinstance(metrics, str) and isinstance(later, str) and not metrics.strip() and not later.strip():
+        return base | {"status": "empty", "message": "Paste vLLM's /metrics output or its log line above."}
+    try:
+        counts = vllm_metrics.read_counts(metrics, later)
+    except ValueError as exc:  # the reader's text: shown beside the text area, in the parser's words
+        return base | {"status": "error", "message": str(exc)}
+    result = vllm_metrics.analyse(counts, c, _SEARCH_GAMMA)
+    return base | {
+        "status": "ok",
+        "metrics": _metrics(result),
+        "summary": _summary(result),
+        "verdict": {"kind": result.depth.verdict, "text": _verdict(result), "evidence": _evidence(result)},
+        "recommendation": _recommendation(result),
+        "notes": list(result.notes),
+        "rows": _rows(result),
+        "figures": {"positions": _positions_figure(result), "gamma": _gamma_figure(result)},
+    }
+
+
+# --8<-- [end:tuning_vllm]
+
+
+def _speedup(a: Analysis, tokens: tuple[float, ...], gamma: int) -> float:
+    return tokens[gamma] / (gamma * a.cost + 1.0)
+
+
+def _metrics(a: Analysis) -> dict[str, float | int]:
+    g = a.counts.gamma
+    return {
+        "accept-rate": round(a.accept_rate, 12),
+        "tokens-per-pass": round(a.tokens_per_pass, 12),
+        "alpha": round(a.alpha, 12),
+        "optimal-gamma": a.best_profile,
+        "optimal-gamma-iid": a.best_iid,
+        "gamma": g,
+        "speedup": round(_speedup(a, a.profile, g), 12),
+        "optimal-speedup": round(_speedup(a, a.profile, a.best_profile), 12),
+    }
+
+
+def _summary(a: Analysis) -> str:
+    c = a.counts
+    window = {
+        "one dump": "the server's whole life (one dump: counters are cumulative; paste an earlier dump too to "
+        "measure a window)",
+        "difference of two dumps": "the window between the two dumps",
+        "log": f"{c.series} logging interval{'s' if c.series > 1 else ''}",
+    }[c.source]
+    engines = f", summed over {c.series} engines" if c.source != "log" and c.series > 1 else ""
+    return (
+        f"{c.drafts:,} drafts of up to {c.gamma} tokens ({GAMMA} = {c.gamma}): {c.draft_tokens:,} draft tokens, "
+        f"{c.accepted:,} accepted, over {window}{engines}."
+    )
+
+
+def _verdict(a: Analysis) -> str:
+    t, g = a.depth, a.counts.gamma
+    first = a.conditional[0]
+    known = [x for x in a.conditional if x is not None]
+    span = f"from {first:.2f} at position 1 to {known[-1]:.2f} at position {len(known)}" if first is not None else ""
+    if t.verdict == "falls" and t.slope is not None:
+        share = -t.slope / t.pooled
+        return (
+            f"Acceptance falls with depth: {ALPHA} at each position drops by about {-t.slope:.3f} per position "
+            f"({share:.0%} of {ALPHA} = {t.pooled:.2f}), {span}. Shorter drafts are better than the i.i.d. formula "
+            f"suggests."
+        )
+    if t.verdict == "rises" and t.slope is not None:
+        return (
+            f"Acceptance rises with depth: {ALPHA} at each position grows by about {t.slope:.3f} per position, "
+            f"{span}. Drafts that get past the first tokens tend to continue (easy stretches of text), so longer "
+            "drafts do better than the i.i.d. formula suggests."
+        )
+    if t.verdict == "flat":
+        return (
+            f"No trend with depth: {ALPHA} stays near {t.pooled:.3f} at every position ({span}), so the i.i.d. "
+            "formulas on this site describe this drafter."
+        )
+    if g == 1:
+        return f"One draft position ({GAMMA} = 1): there is no depth to compare, so the i.i.d. model cannot be tested."
+    return f"Every verified draft token went the same way ({ALPHA} = {t.pooled:.2f}): there is no trend to test."
+
+
+def _p_text(p: float) -> str:
+    return "p < 0.0001" if p < 1e-4 else f"p = {p:.4f}"
+
+
+def _evidence(a: Analysis) -> str:
+    t = a.depth
+    counts = (
+        f"{a.counts.drafts:,} drafts, {sum(t.trials):,} verified draft tokens, {sum(t.successes):,} accepted, "
+        f"over {a.counts.gamma} positions"
+    )
+    if t.z is None or t.p_value is None:
+        return f"No test possible ({counts})."
+    approx = " (counts rebuilt from the log line's rounded rates)" if not a.counts.exact else ""
+    return (
+        f"Cochran-Armitage trend test of the acceptance at each position against depth: z = {t.z:.2f}, two-sided "
+        f"{_p_text(t.p_value)}; a trend is reported when p < {t.threshold:g}. From {counts}{approx}."
+    )
+
+
+def _recommendation(a: Analysis) -> str:
+    g, bp, bi = a.counts.gamma, a.best_profile, a.best_iid
+    cost = f"At draft cost c = {a.cost:g}"
+    if bp == 0:
+        return f"{cost}, speculation does not pay under the measured profile: plain decoding is faster."
+    speed = f"{_speedup(a, a.profile, bp):.2f}{TIMES} by Thm 3.8's cost model"
+    if bp == g:
+        text = f"{cost}, your {GAMMA} = {g} is already the fastest under the measured profile ({speed})"
+    else:
+        text = (
+            f"{cost}, {GAMMA} = {bp} is fastest under the measured profile ({speed}, against "
+            f"{_speedup(a, a.profile, g):.2f}{TIMES} at your {GAMMA} = {g})"
+        )
+    text += "." if bp == bi else f"; the i.i.d. fit would say {GAMMA} = {bi}."
+    if bp > g:
+        text += f" Beyond {GAMMA} = {g} the profile is extrapolated from the fitted trend, not measured."
+    return text
+
+
+def _rows(a: Analysis) -> list[dict[str, Any]]:
+    return [
+        {
+            "position": j + 1,
+            "accepted": n_j,
+            "rate": round(a.per_position[j], 12),
+            "conditional": None if a.conditional[j] is None else round(a.conditional[j] or 0.0, 12),
+            "iid": round(a.alpha ** (j + 1), 12),
+        }
+        for j, n_j in enumerate(a.counts.per_position)
+    ]
+
+
+def _positions_figure(a: Analysis) -> Figure:
+    """Per-position acceptance against the i.i.d. curve alpha^k, and alpha at each depth against the fitted alpha."""
+    ks = list(range(1, a.counts.gamma + 1))
+    conditional = [(k, c) for k, c in zip(ks, a.conditional, strict=True) if c is not None]
+    hover = "position %{x}: %{y:.3f}<extra>%{fullData.name}</extra>"
+    data: list[PlotTrace] = [
+        line(
+            ks,
+            rounded(a.per_position),
+            name="measured: accepted at k / drafts",
+            role="target",
+            mode="lines+markers",
+            hover=hover,
+        ),
+        line(
+            ks,
+            rounded([a.alpha**k for k in ks]),
+            name=f"i.i.d. fit: {ALPHA}{_SUP_K}",
+            role="draft",
+            dash="dash",
+            hover=hover,
+        ),
+        line(
+            [k for k, _ in conditional],
+            rounded([c for _, c in conditional]),
+            name=f"{ALPHA} at depth k",
+            role="accepted",
+            mode="markers",
+            marker={"symbol": "diamond", "size": 10},
+            hover=hover,
+        ),
+        line(
+            [0.8, a.counts.gamma + 0.2],
+            [round(a.alpha, 12)] * 2,
+            name=f"fitted {ALPHA} = {a.alpha:.3f}",
+            role="discarded",
+            dash="dot",
+        )
+        | {"hoverinfo": "skip"},
+    ]
+    axis = {"dtick": 1, "range": [0.6, a.counts.gamma + 0.4]}
+    return figure(
+        data,
+        layout(
+            x_title="draft position k (vLLM's position label + 1)",
+            y_title="acceptance",
+            y_range=[0, 1.02],
+            xaxis=axis,
+            height=340,
+        ),
+    )
+
+
+def _gamma_figure(a: Analysis) -> Figure:
+    """Expected tokens per target pass against gamma under both models, the reader's gamma and the recommendations."""
+    g = a.counts.gamma
+    top = min(_SEARCH_GAMMA, max(12, g + 4, a.best_profile + 2, a.best_iid + 2))
+    xs = list(range(1, top + 1))
+    hover = f"{GAMMA} = %{{x}}: %{{y:.3f}} tokens per pass<extra>%{{fullData.name}}</extra>"
+    measured = list(range(1, g + 1))
+    beyond = list(range(g, top + 1))
+
+    def mark(x: int, tokens: tuple[float, ...], name: str, role: str, symbol: str, size: int) -> PlotTrace:
+        style = {"symbol": symbol, "size": size}
+        return line([x], [round(tokens[x], 12)], name=name, role=role, mode="markers", marker=style, hover=hover)
+
+    data: list[PlotTrace] = [
+        line(
+            xs,
+            rounded([a.iid[x] for x in xs]),
+            name=f"i.i.d. fit ({ALPHA} = {a.alpha:.3f})",
+            role="draft",
+            dash="dash",
+            hover=hover,
+        ),
+        line(
+            measured,
+            rounded([a.profile[x] for x in measured]),
+            name="measured profile",
+            role="target",
+            mode="lines+markers",
+            hover=hover,
+        ),
+        line(
+            beyond,
+            rounded([a.profile[x] for x in beyond]),
+            name="profile, extrapolated",
+            role="target",
+            dash="dot",
+            hover=hover,
+        ),
+        mark(g, a.profile, f"your {GAMMA} = {g}", "target", "circle-open", 14),
+    ]
+    if a.best_profile:
+        data.append(
+            mark(
+                a.best_profile, a.profile, f"best {GAMMA} = {a.best_profile} at c = {a.cost:g}", "rejected", "star", 15
+            )
+        )
+    if a.best_iid and a.best_iid != a.best_profile:
+        data.append(mark(a.best_iid, a.iid, f"i.i.d. best {GAMMA} = {a.best_iid}", "draft", "star-open", 13))
+    axis = {"dtick": 2 if top > 16 else 1}
+    return figure(
+        data,
+        layout(
+            x_title=f"speculation length {GAMMA}",
+            y_title="expected tokens per target pass",
+            y_range=[0, max(a.iid[top], a.profile[top]) * 1.1 + 0.2],
+            xaxis=axis,
+            height=340,
+        ),
+    )

@@ -1,0 +1,141 @@
+"""The Cost page in the browser: the speedup across batch sizes, URL state, memory, the race, 390 px, axe.
+
+Expected numbers come from the same handlers run natively, so the page is checked against what Python computes,
+in Pyodide and in CPython alike. Waits are on visible state (data attributes), never on time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import axe_violations, expect_plotly, switch_scheme
+from playwright.sync_api import expect
+
+from specdec_core import web
+
+pytestmark = pytest.mark.browser
+
+BOOT_MS = 60_000
+RACE_MS = 60_000  # the race plays in about 6 s of animation; a busy machine draws frames slowly
+ROOT = '.sd-widget[data-widget="cost"]'
+DEFAULTS: dict[str, Any] = dict(web.EXAMPLES["cost.model"])
+
+
+def native(name: str, **args: Any) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(web.call(name, json.dumps(DEFAULTS | args)))
+    return result
+
+
+def expect_metric(page: Any, name: str, value: float, tol: float = 1e-9) -> None:
+    page.wait_for_function(
+        "([sel, v, tol]) => { const el = document.querySelector(sel); "
+        "return el && el.dataset.value !== undefined && Math.abs(Number(el.dataset.value) - v) <= tol; }",
+        arg=[f'{ROOT} [data-metric="{name}"]', value, tol],
+        timeout=BOOT_MS,
+    )
+
+
+def open_live(page: Any, query: str = "") -> None:
+    page.goto("cost/" + query)
+    expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
+    expect(page.locator(ROOT)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    expect_plotly(page)
+
+
+def test_batch_size_moves_the_speedup_across_break_even_and_the_url_round_trips(page: Any) -> None:
+    """At 128 tokens of context the defaults pay at batch 1 and lose at batch 1,024; the link carries the state."""
+    open_live(page, "?context=128")
+    root = page.locator(ROOT)
+    expect_metric(page, "speedup", native("cost.model", context=128)["metrics"]["speedup"])
+    verdict = root.locator(".sd-cost-verdict")
+    expect(verdict).to_have_attribute("data-pays", "true")
+    batch = root.get_by_role("slider", name="Batch size")
+    batch.focus()
+    batch.press("End")  # the largest batch, 1,024
+    slow = native("cost.model", context=128, batch=1024)["metrics"]
+    assert slow["speedup"] < 1
+    expect_metric(page, "speedup", slow["speedup"])
+    expect(verdict).to_have_attribute("data-pays", "false")
+    expect(root.locator('[data-metric="compute-bound"]')).to_have_text("compute-bound")
+    assert "batch=1024" in page.url and "context=128" in page.url
+
+    # The same link in a fresh load paints the same state.
+    page.goto(page.url)
+    expect_metric(page, "speedup", slow["speedup"])
+    expect(root.get_by_role("slider", name="Batch size")).to_have_attribute("aria-valuetext", "1,024")
+    expect(root.get_by_role("slider", name="Context length")).to_have_attribute("aria-valuetext", "128")
+
+
+def test_out_of_range_links_are_clamped_and_said_and_70b_does_not_fit(page: Any) -> None:
+    """batch=100 snaps to 128, context=99999 clamps to 32,768, an unknown preset falls back; the page says each.
+    Then the 70B target in 16-bit weights on one H100: the page warns that it does not fit."""
+    open_live(page, "?batch=100&context=99999&hardware=tpu&gamma=4&alpha=0.8")
+    root = page.locator(ROOT)
+    notices = root.locator(".sd-notice")
+    expect(notices.filter(has_text="batch 100")).to_contain_text("128")
+    expect(notices.filter(has_text="context 99999")).to_contain_text("32768")
+    expect(notices.filter(has_text="hardware")).to_contain_text("h100")
+    assert "batch=128" in page.url and "context=32768" in page.url and "hardware=h100" in page.url
+    expect_metric(page, "speedup", native("cost.model", batch=128, context=32768)["metrics"]["speedup"])
+
+    root.get_by_role("slider", name="Context length").focus()
+    root.get_by_role("slider", name="Context length").press("Home")
+    root.get_by_label("Target model").select_option("llama-3.1-70b")
+    memory = root.locator(".sd-cost-memory")
+    expect(memory).to_have_attribute("data-fits", "false", timeout=BOOT_MS)
+    expect(memory).to_contain_text("Does not fit")
+    root.get_by_label("Hardware").select_option("8xh100")
+    expect(memory).to_have_attribute("data-fits", "true", timeout=BOOT_MS)
+    expect(root.locator(".sd-cost-sources")).to_contain_text("config.json")
+
+
+def test_the_race_runs_both_lanes_to_the_end_and_reset_clears_it(page: Any) -> None:
+    """Run plays the engine's rounds on one clock; both lanes end with the totals cost.race computes natively.
+    Under prefers-reduced-motion the final state shows at once."""
+    open_live(page)
+    root = page.locator(ROOT)
+    race = root.locator(".sd-cost-race")
+    expect(race).to_have_attribute("data-race", "idle")
+    want = native("cost.race", tokens=24, seed=0)
+    root.get_by_role("button", name="Run").click()
+    expect(race).to_have_attribute("data-race", "done", timeout=RACE_MS)
+    for lane in ("plain", "speculative"):
+        expect(race.locator(f'[data-lane="{lane}"]')).to_have_attribute("data-done", "true")
+        expect_metric(page, f"race-{lane}-ms", want[lane]["total"], tol=1e-6)
+    plain_tokens = race.locator('[data-lane="plain"] .sd-cost-race__tokens .sd-token:visible')
+    expect(plain_tokens).to_have_count(24)
+    emitted = race.locator(
+        '[data-lane="speculative"] :is(.sd-token--accepted, .sd-token--correction, .sd-token--bonus):visible'
+    )
+    expect(emitted).to_have_count(24)
+    verifies = [s for s in want["speculative"]["steps"] if s["kind"] == "verify"]
+    expect(race.locator('[data-lane="speculative"] .sd-cost-race__seg--pass')).to_have_count(len(verifies))
+
+    root.get_by_role("button", name="Reset").click()
+    expect(race).to_have_attribute("data-race", "idle")
+    expect(race.locator(".sd-cost-race__seg")).to_have_count(0)
+
+    page.emulate_media(reduced_motion="reduce")
+    root.get_by_role("button", name="Run").click()  # the second run: seed 1
+    expect(race).to_have_attribute("data-race", "done", timeout=BOOT_MS)
+    expect_metric(page, "race-speculative-ms", native("cost.race", tokens=24, seed=1)["speculative"]["total"], 1e-6)
+
+
+@pytest.mark.browser_context_args(viewport={"width": 390, "height": 844})
+def test_fits_390px_and_axe_finds_nothing_in_light_or_dark(page: Any) -> None:
+    open_live(page)
+    root = page.locator(ROOT)
+    page.emulate_media(reduced_motion="reduce")
+    root.get_by_role("button", name="Run").click()
+    expect(root.locator(".sd-cost-race")).to_have_attribute("data-race", "done", timeout=BOOT_MS)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    for control in root.locator("input, select, button").all():
+        box = control.bounding_box()
+        where = control.evaluate("e => e.outerHTML.slice(0, 80)")
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, where
+    page.mouse.move(0, 0)  # off the Run button: Material's hover colour is not the state under test
+    for _ in range(2):
+        assert axe_violations(page, ROOT) == []
+        switch_scheme(page)
