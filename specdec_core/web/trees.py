@@ -425,9 +425,8 @@ def _budget_figure(
         trace |= {"marker": {"symbol": symbol, "size": 10}, "line": {"dash": dash}}
         data.append(trace)
     axes = layout(
-        x_title="nodes scored per target pass (log scale)",
+        x_title="nodes scored per target pass",
         y_title="tokens per target pass",
-        xaxis={"type": "log"},
     )
     return figure(data, axes)
 
