@@ -464,7 +464,8 @@ class NGramModel:
         for token in (u, v):
             if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < size:
                 raise ValueError(f"context must hold token ids in 0..{size - 1} (got {token!r})")
-        key = (u, v)
+        # Only the last order - 1 tokens shape the row: a bigram's rows are keyed on v alone, so they are shared.
+        key = (u if self.order == 3 else -1, v if self.order >= 2 else -1)
         row = self._cache.get(key)
         if row is None:
             row = self._row(u, v)

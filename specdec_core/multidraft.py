@@ -716,17 +716,21 @@ def tree_round(
     return tree_round_with(target, draft, context, k, depth, RandomChooser(rng), replacement=replacement, budget=budget)
 
 
-def attention_mask(tree: TreeRound) -> list[list[int]]:
+def attention_mask(tree: TreeRound, nodes: int | None = None) -> list[list[int]]:
     """[n + 1][n + 1] over the root and the n drafted nodes: 1 where row i may attend to column j.
 
     A node sees itself and its ancestors, never a sibling's branch: that is what lets one pass score every node
     as if each path had been fed alone (SpecInfer's tree attention; Medusa's tree mask, Cai et al. 2024).
+    ``nodes`` keeps the root and the first that many nodes only (a parent always comes before its children, so
+    that corner of the mask is whole); a figure of a 1,364-node tree needs no 1,365 x 1,365 table.
 
     >>> t = tree_round(lambda c: [0.5, 0.5], lambda c: [0.5, 0.5], [], 2, 1, random.Random(3))
     >>> attention_mask(t)
     [[1, 0, 0], [1, 1, 0], [1, 0, 1]]
+    >>> attention_mask(t, nodes=1)
+    [[1, 0], [1, 1]]
     """
-    size = tree.nodes_scored + 1
+    size = tree.nodes_scored + 1 if nodes is None else min(tree.nodes_scored, max(0, nodes)) + 1
     mask = [[0] * size for _ in range(size)]
     for i in range(size):
         j = i

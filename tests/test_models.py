@@ -327,3 +327,14 @@ def test_ngram_rejects_bad_knobs_and_contexts() -> None:
         NGramModel(4)
     with pytest.raises(ValueError, match="context"):
         ngram_pair().target.probs([5, 10_000])
+
+
+def test_bigram_rows_are_cached_on_the_last_token_alone() -> None:
+    """A bigram's row depends on the last token only, so contexts that share it share one cached row (a token
+    tree drafts hundreds of contexts whose last tokens repeat); the trigram keeps the last two apart."""
+    bigram, trigram = NGramModel(order=2, cache_size=8), NGramModel(order=3, cache_size=8)
+    for model in (bigram, trigram):
+        model.probs([5, 9])
+        model.probs([6, 9])
+    assert len(bigram._cache) == 1
+    assert len(trigram._cache) == 2

@@ -321,7 +321,7 @@ def mask_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
     top), so the build-time sketch draws the same picture as Plotly.
     """
     size = min(tree.nodes_scored, MASK_NODES) + 1
-    mask = [row[:size] for row in multidraft.attention_mask(tree)[:size]]
+    mask = multidraft.attention_mask(tree, nodes=size - 1)
     names = ["context"] + [f"{i}:{_label(pair, tree.nodes[i].token)}" for i in range(1, size)]
     shown = "" if size - 1 == tree.nodes_scored else f" (the first {size - 1} of {tree.nodes_scored} nodes)"
     cells = list(range(size))
