@@ -22,6 +22,7 @@ SECTIONS: dict[str, str] = {
     "bench_pyodide": "scalar engine, n-gram load: native CPython vs Pyodide in Chromium (worker, main thread), Node",
     "bench_batch": "numpy batch round vs the residual-everywhere baseline; batch Monte Carlo",
     "bench_browser": "the site in Chromium: start-up vs bare Pyodide, slider latency, a Run, transfer, repeat visits",
+    "bench_trees": "a token-tree round (n-gram pair, k = 4, depth 5) in Chromium: median and p95 per Step",
 }
 
 

@@ -26,6 +26,7 @@ MODULES = [
     "specdec_core.theory",
     "specdec_core.tokenizer",
     "specdec_core.vllm_metrics",
+    "specdec_core.multidraft",
 ]
 
 

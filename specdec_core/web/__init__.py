@@ -95,4 +95,18 @@ def _check_finite(value: object, where: str, path: str) -> None:
 
 
 # The page modules register their handlers on import. Imported last: they use ``handler`` above.
-from . import bonus, correct, cost, draft, exactness, home, playground, runtime, sampling, tuning, verify, vllm  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    bonus,
+    correct,
+    cost,
+    draft,
+    exactness,
+    home,
+    playground,
+    runtime,
+    sampling,
+    trees,
+    tuning,
+    verify,
+    vllm,
+)

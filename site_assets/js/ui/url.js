@@ -7,6 +7,8 @@ export const PARAMS = Object.freeze({
   alpha: { min: 0, max: 1, step: 0.01, value: 0.8, short: "α" },
   cost: { min: 0, max: 1, step: 0.01, value: 0.05, short: "c" },
   seed: { min: 0, max: 2 ** 31 - 1, step: 1, value: 0, short: "seed" },
+  k: { min: 1, max: 4, step: 1, value: 2, short: "k" },
+  depth: { min: 1, max: 6, step: 1, value: 3, short: "depth" },
   // Powers of two, as serving engines size them: a value between two snaps to the nearer (by ratio).
   batch: { min: 1, max: 1024, choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], value: 1, short: "batch" },
   context: { min: 128, max: 32768, choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], value: 1024, short: "context" },

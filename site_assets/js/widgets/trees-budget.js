@@ -1,0 +1,54 @@
+// Widget "trees-budget": what a node budget buys (handler "trees.budget", specdec_core/web/trees.py). Left: tokens
+// per target pass against nodes scored per pass, for a chain (k = 1, Eq. 1 of Leviathan et al.) and for full trees
+// with k = 2, 3, 4 (simulated). Right: a static full tree against a best-first (dynamic) tree of the same budget.
+//
+//   <div class="sd-widget" data-widget="trees-budget">
+//   <template data-sd-settings>{"handler": "trees.budget", "args": {...}}</template>
+//   </div>
+//
+// URL state: k, depth, alpha, seed (shared with the tree round above on the same page).
+
+import { el, fixed } from "../ui/controls.js";
+import { PARAMS } from "../ui/url.js";
+
+const MODES = [
+  ["true", "i.i.d. (SpecInfer)"],
+  ["false", "without replacement"],
+];
+
+export default (settings) => {
+  const base = settings.args;
+  return {
+    controls: [
+      { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: base.alpha, format: fixed(2), url: true },
+      { key: "k", label: "Candidates per position k (right chart)", ...PARAMS.k, value: base.k, url: true },
+      { key: "depth", label: "Tree depth (largest static tree, right chart)", ...PARAMS.depth, value: base.depth, url: true },
+      { key: "replacement", label: "Children drawn", kind: "select", options: MODES, value: String(base.replacement) },
+    ],
+    metrics: [],
+    args: (values) => ({
+      ...base,
+      alpha: values.alpha,
+      k: values.k,
+      depth: values.depth,
+      replacement: values.replacement === "true" || values.replacement === true,
+    }),
+    view(ctx) {
+      const budget = ctx.chart(
+        "Line chart of tokens per target pass against nodes scored per pass on a log axis: a chain (triangles, theory) and full trees with k = 2, 3 and 4 (circles, diamonds, squares, simulated)",
+      );
+      const dynamic = ctx.chart("Line chart of tokens per target pass at each node budget: the static full tree (circles) and the best-first dynamic tree (stars, dashed)");
+      const charts = el("div", "sd-charts");
+      charts.append(budget, dynamic);
+      const note = el("p", "sd-note");
+      ctx.el.append(ctx.group("sd-controls"), charts, note);
+      return {
+        paint(result) {
+          ctx.render(budget, result.figures.budget);
+          ctx.render(dynamic, result.figures.dynamic);
+          note.textContent = `Synthetic pair at α = ${fixed(2)(result.metrics.alpha)}; each simulated point averages ${result.metrics.rounds} rounds (seed ${result.metrics.seed}).`;
+        },
+      };
+    },
+  };
+};

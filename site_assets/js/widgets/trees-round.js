@@ -1,0 +1,156 @@
+// Widget "trees-round": a token tree drafted and verified in one target pass, round by round (handler
+// "trees.round", specdec_core/web/trees.py). Step plays one round and explains it; Run plays many in chunks,
+// sending the tallies back each time; Reset starts a new tally. Every number comes from Python.
+//
+//   <div class="sd-widget" data-widget="trees-round">
+//   <template data-sd-settings>{"handler": "trees.round", "args": {...}, "runRounds": 200}</template>
+//   </div>
+//
+// URL state: k, depth, alpha, seed (clamped by the binding, which says so).
+
+import { el, fixed } from "../ui/controls.js";
+import { PARAMS } from "../ui/url.js";
+
+const PAIRS = [
+  ["agreement", "Synthetic (set α)"],
+  ["ngram", "n-grams (real text)"],
+];
+const MODES = [
+  ["true", "i.i.d. (SpecInfer)"],
+  ["false", "without replacement"],
+];
+
+export default (settings) => {
+  const base = settings.args;
+  return {
+    controls: [
+      { key: "pair", label: "Model pair", kind: "select", options: PAIRS, value: base.pair },
+      { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: base.alpha, format: fixed(2), url: true },
+      { key: "k", label: "Candidates per position k", ...PARAMS.k, value: base.k, url: true },
+      { key: "depth", label: "Tree depth", ...PARAMS.depth, value: base.depth, url: true },
+      { key: "replacement", label: "Children drawn", kind: "select", options: MODES, value: String(base.replacement) },
+      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: base.seed, url: true },
+    ],
+    metrics: [
+      { name: "tokens-per-pass", label: "Tokens per target pass", format: fixed(3) },
+      { name: "tokens-per-pass-theory", label: "Full-tree theory: Σ A^j, j = 0..depth", format: fixed(3) },
+      { name: "nodes-per-pass", label: "Nodes scored per pass", format: fixed(1) },
+      { name: "accept-rate", label: "Draft acceptance rate: accepted ÷ drafted nodes", format: fixed(3) },
+      { name: "tv-distance", label: "TV(first tokens, target)", format: (v, m) => `${fixed(3)(v)} (noise ≈ ${fixed(3)(m["tv-noise"])})` },
+      { name: "exact", label: "Output = target?", format: (v) => (v ? "consistent" : "not the target") },
+    ],
+    view: (ctx) => view(ctx, settings),
+  };
+};
+
+function view(ctx, settings) {
+  const runRounds = settings.runRounds || 200;
+  let state = null;
+  let task = null;
+  let running = null;
+
+  const runButton = ctx.button("Run", () => (task ? task.stop() : run()), "md-button--primary");
+  const stepButton = ctx.button("Step", () => step());
+  const resetButton = ctx.button("Reset", () => reset());
+  const buttons = el("div", "sd-buttons");
+  const progress = el("output", "sd-note sd-trees-progress");
+  progress.setAttribute("aria-live", "polite");
+  buttons.append(runButton, stepButton, resetButton, progress);
+
+  const verdict = el("p", "sd-verdict");
+  verdict.setAttribute("role", "status");
+  const explain = el("ol", "sd-trees-explain");
+  explain.setAttribute("aria-live", "polite");
+  explain.setAttribute("aria-label", "What the last round did");
+  const emitted = el("p", "sd-note sd-trees-emitted");
+  const treeChart = ctx.chart(
+    "Tree drawing of the last round: depth across, each drafted node marked by its fate (accepted: filled circle, rejected: cross, never checked: open circle, correction: diamond, bonus: star), the verified path drawn bold",
+  );
+  const maskChart = ctx.chart("Heatmap of the tree-attention mask: a filled cell where the row's node may attend to the column's node (itself and its ancestors)");
+  const charts = el("div", "sd-charts");
+  charts.append(treeChart, maskChart);
+  ctx.el.append(ctx.group("sd-controls"), buttons, ctx.tiles(), verdict, explain, emitted, charts);
+
+  function paint(result) {
+    ctx.render(treeChart, result.figures.tree);
+    ctx.render(maskChart, result.figures.mask);
+    const m = result.metrics;
+    ctx.setMetrics(m);
+    if (!("exact" in m)) ctx.clearMetric("exact", "too few rounds");
+    if (!("tokens-per-pass-theory" in m)) ctx.clearMetric("tokens-per-pass-theory", "— (text: no i.i.d. theory)");
+    verdict.textContent = `${result.verdict.text}. ${m.rounds.toLocaleString("en")} rounds, each from the same context: the first token each emits must follow the target there.`;
+    verdict.classList.toggle("sd-verdict--ok", result.verdict.state === "consistent");
+    verdict.classList.toggle("sd-verdict--bad", result.verdict.state === "inconsistent");
+    explain.replaceChildren(...result.explain.map((line) => el("li", "", line)));
+    emitted.textContent = `Last round emitted: ${result.tokens.map((t) => `“${t}”`).join(" ")}`;
+  }
+
+  function run() {
+    running = (async () => {
+      task = ctx.task();
+      const signal = task.signal;
+      runButton.textContent = "Stop";
+      ctx.el.dataset.sdRunning = "true";
+      let left = runRounds;
+      let chunk = 5;
+      try {
+        while (left > 0 && !signal.aborted) {
+          const n = Math.min(chunk, left);
+          const t0 = performance.now();
+          await ctx.request({ extra: { rounds: n } });
+          left -= n;
+          progress.textContent = `${runRounds - left} / ${runRounds} rounds`;
+          // About 40 ms per call, whatever the tree's size and the machine.
+          const took = Math.max(1, performance.now() - t0);
+          chunk = Math.max(1, Math.min(200, Math.round((n * 40) / took)));
+        }
+      } finally {
+        task = null;
+        runButton.textContent = "Run";
+        delete ctx.el.dataset.sdRunning;
+      }
+    })();
+    return running;
+  }
+
+  async function stopRun() {
+    task?.stop();
+    try {
+      await running;
+    } catch (err) {
+      if (!err?.shown && err?.name !== "AbortError") throw err;
+    }
+  }
+
+  async function step() {
+    await stopRun();
+    await ctx.request({ extra: { rounds: 1 } });
+  }
+
+  async function reset() {
+    await stopRun();
+    state = null;
+    progress.textContent = "Reset: a new tally from round 1.";
+    await ctx.request({ extra: { rounds: 1, fresh: true } });
+  }
+
+  return {
+    args: (values, _settings, extra) => ({
+      pair: values.pair,
+      alpha: values.alpha,
+      k: values.k,
+      depth: values.depth,
+      replacement: values.replacement === "true" || values.replacement === true,
+      seed: Math.max(0, Math.round(values.seed) || 0),
+      rounds: extra?.rounds ?? 1,
+      state: extra?.fresh ? null : state,
+    }),
+    adopt(result) {
+      state = result.state;
+    },
+    paint,
+    cleanup() {
+      task?.stop();
+    },
+  };
+}
