@@ -46,6 +46,11 @@ len(context) + max_tokens tokens). It never holds events, rounds or text: a rest
 and records only what it runs from then on, with the positions and round indices of the whole run, and its
 ``totals`` add the saved counters to the trace's own. A run's memory is its trace since it was made or restored.
 
+Other drafters and rules. ``SpeculativeRun(..., drafter=d)`` takes each draft's row q from ``d.row(context,
+drafts)`` instead of ``pair.draft`` (None ends the round's drafting), and ``rule=`` replaces the exact verification
+(``steps.speculative_round_from_uniforms``) with another function of the same shape; ``drafters.py`` holds prompt
+lookup, independent heads and Medusa's lossy typical acceptance. Without them a run is exactly what it was.
+
 Non-goals: batching (``batch.py``), wall-clock timing (``benchmarks/``), KV caches.
 """
 
@@ -55,18 +60,36 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from .distributions import check_gamma, sample, validate_probs
 from .models import ModelPair
 from .policies import DraftPolicy, make_policy
 from .steps import Round, speculative_round_from_uniforms, verify
 
+
+class Drafter(Protocol):
+    """Where a run's drafts come from, when not from ``pair.draft`` (see ``drafters.py``).
+
+    ``row(context, drafts)`` is the distribution q the next draft token is sampled from, given the run's context
+    and this round's drafts so far, or None to stop drafting this round. Exactness holds for any such q, as long
+    as the token really is drawn from it, which the engine does.
+    """
+
+    def row(self, context: Sequence[int], drafts: Sequence[int]) -> list[float] | None: ...
+
+
+#: How a round is verified: (target rows [gamma + 1][V], draft rows [gamma][V], drafts [gamma], uniforms
+#: [gamma + 1]) -> Round. The default, ``steps.speculative_round_from_uniforms``, is the exact rule.
+RoundRule = Callable[[Sequence[Sequence[float]], Sequence[Sequence[float]], Sequence[int], Sequence[float]], Round]
+
 __all__ = [
     "AutoregressiveRun",
     "Counters",
+    "Drafter",
     "Event",
     "EventKind",
+    "RoundRule",
     "SpeculativeRun",
     "Trace",
     "generate_autoregressive",
@@ -343,7 +366,15 @@ class SpeculativeRun(_Run):
         context: Sequence[int] = (),
         window: int | None = None,
         restart_at_end: bool = False,
+        drafter: Drafter | None = None,
+        rule: RoundRule | None = None,
     ) -> None:
+        if drafter is not None and not callable(getattr(drafter, "row", None)):
+            raise TypeError(f"drafter must have a row(context, drafts) method, got {type(drafter).__name__}")
+        if rule is not None and not callable(rule):
+            raise TypeError(f"rule must be callable, got {type(rule).__name__}")
+        self.drafter = drafter
+        self.rule: RoundRule = rule if rule is not None else speculative_round_from_uniforms
         super().__init__(
             pair,
             policy.name,
@@ -372,7 +403,7 @@ class SpeculativeRun(_Run):
         # --8<-- [end:target_pass]
 
         # Steps 2-4: verify left to right, then correct or bonus, with the uniforms drawn while drafting.
-        round_ = speculative_round_from_uniforms(p_rows, q_rows, drafts, [*uniforms, self.rng.random()])
+        round_ = self.rule(p_rows, q_rows, drafts, [*uniforms, self.rng.random()])
         self.trace.rounds.append(round_)
         base = self.emitted
         for pos in round_.positions:
@@ -395,7 +426,10 @@ class SpeculativeRun(_Run):
         uniforms: list[float] = []  # [gamma]
         for i in range(cap):
             # Not validated here: the round validates every row once, and it is the costly part in the browser.
-            q = list(pair.draft.probs(start + drafts))
+            row = pair.draft.probs(start + drafts) if self.drafter is None else self.drafter.row(start, drafts)
+            if row is None:
+                break  # the drafter has nothing (more) to propose this round
+            q = list(row)
             token = sample(q, self.rng.random())
             u = self.rng.random()
             drafts.append(token)
@@ -419,8 +453,18 @@ class SpeculativeRun(_Run):
         return {**self._state(), "policy": to_dict()}
 
     @classmethod
-    def restore(cls, pair: ModelPair, snapshot: dict[str, Any]) -> SpeculativeRun:
-        """Rebuild a run from ``snapshot()``'s data and the same ``pair``: it continues exactly where it was."""
+    def restore(
+        cls,
+        pair: ModelPair,
+        snapshot: dict[str, Any],
+        *,
+        drafter: Drafter | None = None,
+        rule: RoundRule | None = None,
+    ) -> SpeculativeRun:
+        """Rebuild a run from ``snapshot()``'s data and the same ``pair``: it continues exactly where it was.
+
+        A snapshot does not hold the drafter or the rule (they are code): pass the same ones again.
+        """
         saved = _read_snapshot(pair, snapshot, cls.mode)
         policy = _read_policy(snapshot.get("policy"))
         run = cls(
@@ -431,6 +475,8 @@ class SpeculativeRun(_Run):
             context=saved.context,
             window=saved.window,
             restart_at_end=saved.restart_at_end,
+            drafter=drafter,
+            rule=rule,
         )
         run._resume(saved)
         return run
@@ -508,8 +554,13 @@ def generate_speculative(
     max_tokens: int,
     rng: random.Random,
     context: Sequence[int] = (),
+    drafter: Drafter | None = None,
+    rule: RoundRule | None = None,
 ) -> Trace:
     """Speculative decoding of up to ``max_tokens`` tokens, the draft length chosen by ``policy``.
+
+    ``drafter`` replaces ``pair.draft`` as the source of drafts, ``rule`` the exact verification (see
+    ``drafters.py``); both default to the plain algorithm.
 
     >>> from specdec_core.models import quality_pair
     >>> from specdec_core.policies import FixedPolicy
@@ -517,7 +568,7 @@ def generate_speculative(
     >>> [r.accepted for r in trace.rounds], trace.counters.emitted, trace.counters.truncated
     ([3, 3], 8, 0)
     """
-    run = SpeculativeRun(pair, policy, max_tokens=max_tokens, rng=rng, context=context)
+    run = SpeculativeRun(pair, policy, max_tokens=max_tokens, rng=rng, context=context, drafter=drafter, rule=rule)
     run.advance(max_tokens)
     return run.trace
 

@@ -450,6 +450,7 @@ class NGramModel:
         total = sum(self.counts.unigram)
         size = len(self.vocab)
         self._add_one = [(c + 1) / (total + size) for c in self.counts.unigram]
+        self._parts: list[tuple[float, list[tuple[int, float]]]] | None = None  # made by mixed_row on first use
 
     def __call__(self, context: Sequence[int]) -> list[float]:
         return self.probs(context)
@@ -475,6 +476,51 @@ class NGramModel:
         else:
             self._cache.move_to_end(key)
         return list(row)
+
+    def mixed_row(self, weights: Sequence[float]) -> list[float]:
+        """sum_v weights[v] * probs([v]): the next row averaged over a distribution of the last token.
+
+        The step of a chain of marginals (``drafters.IndependentHeadsDrafter``). For the unshaped bigram and unigram
+        a row is a multiple of the add-one unigram plus the discounted counts seen after v, so the sum takes
+        O(V + bigram types) rather than O(V^2); other models sum their rows.
+        """
+        size = len(self.vocab)
+        if len(weights) != size:
+            raise ValueError(f"weights must have one entry per token ({size}), got {len(weights)}")
+        if self.order == 3 or self._shaped:
+            out = [0.0] * size
+            for v, w in enumerate(weights):
+                if w > 0.0:
+                    for x, px in enumerate(self.probs([v])):
+                        out[x] += w * px
+            return out
+        if self.order == 1:
+            return [math.fsum(weights) * x for x in self._add_one]
+        parts = self._bigram_parts()
+        floor = 0.0  # total weight the add-one unigram gets
+        sparse = [0.0] * size
+        for v, w in enumerate(weights):
+            if w <= 0.0:
+                continue
+            share, seen = parts[v]
+            floor += w * share
+            for x, value in seen:
+                sparse[x] += w * value
+        return [floor * a + b for a, b in zip(self._add_one, sparse, strict=True)]
+
+    def _bigram_parts(self) -> list[tuple[float, list[tuple[int, float]]]]:
+        """Per last token v: the add-one unigram's share of the bigram row and the discounted counts after v."""
+        if self._parts is None:
+            parts: list[tuple[float, list[tuple[int, float]]]] = []
+            for v in range(len(self.vocab)):
+                seen = self.counts.bigram.get(v)
+                if not seen:
+                    parts.append((1.0, []))
+                    continue
+                total = sum(seen.values())
+                parts.append((_DISCOUNT * len(seen) / total, [(x, (c - _DISCOUNT) / total) for x, c in seen.items()]))
+            self._parts = parts
+        return self._parts
 
     def _row(self, u: int, v: int) -> list[float]:
         if self.order == 1:

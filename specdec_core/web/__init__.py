@@ -100,6 +100,7 @@ from . import (  # noqa: E402, F401
     correct,
     cost,
     draft,
+    drafters,
     exactness,
     home,
     playground,

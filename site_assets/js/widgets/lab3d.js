@@ -84,13 +84,23 @@ function paintTable(table, rows) {
   }
 }
 
-// On a narrow screen the wide scene would be cut at the sides: step the camera back, keeping its direction.
+// On a narrow screen the wide scene would be cut at the sides and float in blank space under the legend: a less
+// elongated box, the camera stepped back along its own direction, and a shorter chart (the legend takes ~140 px).
 function fit(figure, width) {
-  const eye = figure.layout?.scene?.camera?.eye;
+  const scene = figure.layout?.scene;
+  const eye = scene?.camera?.eye;
   if (!eye || !width || width >= 640) return figure;
   const far = structuredClone(figure);
-  const k = Math.min(2.2, 640 / width);
+  const k = 1.25;
   far.layout.scene.camera.eye = { x: eye.x * k, y: eye.y * k, z: eye.z * k };
+  far.layout.scene.aspectratio = { x: 1.3, y: 1, z: 0.8 };
+  far.layout.height = Math.min(figure.layout.height || 500, 420);
+  // Long axis titles would still reach past the sides on a phone: a short one for the draft position, and none for
+  // the height, whose title falls at the very left edge (its ticks, "sampled" and the legend say what it is).
+  if (width < 480) {
+    far.layout.scene.yaxis.title = { ...far.layout.scene.yaxis.title, text: "position" };
+    far.layout.scene.zaxis.title = { ...far.layout.scene.zaxis.title, text: "" };
+  }
   return far;
 }
 

@@ -1,0 +1,110 @@
+"""Every page on a phone (390 x 844): nothing scrolls sideways, every control of every widget is on screen.
+
+The pages come from the built site's sitemap.xml, so a page added to the nav is checked without editing this file.
+The checks need the layout only, not Python: the build-time first paint mounts every widget with its controls and
+numbers, so each test waits for the widgets to be mounted and painted (data-sd-mounted, data-sd-paints), never for
+Pyodide. Also here: the chart toolbar (Plotly's mode bar) never covers a legend, and headings read as text in the
+table of contents and the search index (no raw LaTeX such as "\\(\\gamma\\)").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from conftest import BUILT_FOR, CHARTS_MS, SITE
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"width": 390, "height": 844}
+on_a_phone = pytest.mark.browser_context_args(viewport=PHONE, service_workers="block")
+
+
+def site_pages() -> list[str]:
+    """Every page's path relative to the site root ("" for Home), in sitemap order."""
+    sitemap = (SITE / "sitemap.xml").read_text("utf-8")
+    return [loc[len(BUILT_FOR) :] for loc in re.findall(r"<loc>([^<]+)</loc>", sitemap)]
+
+
+PAGES = site_pages()
+
+# True once every widget placeholder is mounted and shows its first result (or says what it is computing).
+WIDGETS_PAINTED = """() => [...document.querySelectorAll('.sd-widget[data-widget]')].every((w) =>
+  w.dataset.sdMounted && (Number(w.dataset.sdPaints || 0) > 0 || w.querySelector(':scope > .sd-pending')))"""
+
+# Visible form controls, buttons and range values of every widget that stick out of the screen sideways. A control
+# inside a box that scrolls sideways on its own (a wide table) is reached by scrolling that box, so it is skipped.
+OFF_SCREEN = """() => {
+  const inScrollBox = (el) => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const x = getComputedStyle(a).overflowX;
+      if ((x === 'auto' || x === 'scroll') && a.scrollWidth > a.clientWidth) return true;
+    }
+    return false;
+  };
+  const sel = '.sd-widget :is(input, select, textarea, button, .md-button, .sd-control output)';
+  return [...document.querySelectorAll(sel)].flatMap((el) => {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !el.checkVisibility() || inScrollBox(el)) return [];
+    if (r.left >= -0.5 && r.right <= innerWidth + 0.5) return [];
+    const label = el.labels?.[0]?.textContent || el.getAttribute('aria-label') || el.textContent || el.name;
+    const widget = el.closest('.sd-widget').dataset.widget;
+    const what = `${el.tagName.toLowerCase()} "${label.trim().slice(0, 40)}"`;
+    return [`${widget}: ${what} spans ${r.left.toFixed(0)}..${r.right.toFixed(0)} px`];
+  });
+}"""
+
+
+@on_a_phone
+@pytest.mark.parametrize("path", PAGES, ids=[p.strip("/") or "home" for p in PAGES])
+def test_page_fits_a_phone_screen(page: Any, path: str) -> None:
+    page.goto(path)
+    page.wait_for_function(WIDGETS_PAINTED)
+    widths = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert widths[0] <= widths[1], f"/{path} is {widths[0]} px wide on a {widths[1]} px screen"
+    assert page.evaluate(OFF_SCREEN) == []
+    # The table of contents lists the headings as text: math in a heading must not leave its TeX source there.
+    toc = page.locator(".md-nav--secondary .md-nav__link").all_text_contents()
+    assert not [t for t in toc if "\\(" in t or "\\[" in t], toc
+
+
+def test_search_index_titles_have_no_raw_latex() -> None:
+    """Search shows each section's title: a heading with TeX in it would show "\\(\\gamma\\)" there."""
+    docs = json.loads((SITE / "search" / "search_index.json").read_text("utf-8"))["docs"]
+    assert docs, "the search index is empty"
+    raw = [d["location"] for d in docs if re.search(r"\\[(\[]", d["title"])]
+    assert raw == []
+
+
+# The mode bar shows on hover, at the chart's top right; every legend entry's box must stay clear of it.
+MODEBAR_OVERLAPS = """(chart) => {
+  const bar = chart.querySelector('.modebar');
+  if (!bar) return ['no mode bar'];
+  const b = bar.getBoundingClientRect();
+  return [...chart.querySelectorAll('.legend .traces')].filter((t) => {
+    const r = t.getBoundingClientRect();
+    return r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom;
+  }).map((t) => t.textContent);
+}"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, {"width": 1280, "height": 900}], ids=["phone", "desktop"])
+def test_chart_toolbar_never_covers_a_legend_on_verify(page: Any, viewport: dict[str, int]) -> None:
+    page.set_viewport_size(viewport)
+    page.goto("verify/")
+    page.wait_for_function(WIDGETS_PAINTED)
+    # Plotly itself draws every chart (the toolbar is Plotly's); no Python needed for that.
+    expect(page.locator("html")).to_have_attribute("data-sd-charts", "plotly", timeout=CHARTS_MS)
+    charts = page.locator(".md-content .sd-chart:has(.legend)")
+    names = []
+    for chart in charts.all():
+        chart.scroll_into_view_if_needed()
+        chart.hover(position={"x": 10, "y": 40})  # the mode bar appears on hover
+        overlaps = chart.evaluate(MODEBAR_OVERLAPS)
+        assert overlaps == [], f"the mode bar covers legend entries {overlaps}"
+        names += chart.locator(".legend .traces").all_text_contents()
+    # The legend entry the toolbar used to cover ("alpha^gamma") is among those checked.
+    assert any("\N{GREEK SMALL LETTER GAMMA}" in n for n in names), names
