@@ -23,10 +23,12 @@ n the drafts):
 - the i.i.d. fit of alpha by maximum likelihood (``alpha_mle``);
 - a trend test of the conditional rates against depth (``depth_test``);
 - expected tokens per pass for every gamma, under the i.i.d. fit (``theory.expected_tokens``) and under the measured
-  profile, and the gamma that is fastest at draft cost c (``best_gamma``).
+  profile, and the gamma that is fastest (``best_gamma``) under a round-cost model: the paper's gamma c + 1 at the
+  reader's draft cost c (``paper_round_cost``), or the roofline of ``costs.py`` for chosen hardware, models, batch
+  size and context (``roofline_round_cost``).
 
-Non-goals: reading histograms or timings (c must come from the reader), per-request metrics, other servers'
-formats. A roofline cost (``costs.py``) plugs into ``best_gamma`` as its ``round_cost``; nothing here imports it.
+Non-goals: reading histograms or timings (c, or the hardware and models, must come from the reader), per-request
+metrics, other servers' formats.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from . import theory
+from . import costs, theory
 from .distributions import check_cost, check_gamma
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "parse_prometheus",
     "profile_tokens",
     "read_counts",
+    "roofline_round_cost",
 ]
 
 _GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
@@ -537,6 +540,46 @@ def paper_round_cost(cost: float) -> Callable[[int], float]:
     """
     c = check_cost(cost)
     return lambda gamma: gamma * c + 1.0
+
+
+def roofline_round_cost(
+    target: costs.Model,
+    draft: costs.Model,
+    hardware: costs.Hardware,
+    *,
+    batch: int,
+    context: int,
+    weight_bytes: float = 2.0,
+) -> Callable[[int], float]:
+    """The time of a round of gamma drafts in plain target passes, on the roofline of ``costs.pass_cost``.
+
+    (gamma * t_draft(B tokens) + t_target(B (gamma + 1) tokens)) / t_target(B tokens) at batch B and ``context``:
+    the round and the plain pass that ``costs.speculative_cost`` compares, so tokens / round cost is its speedup.
+    While the verification pass is memory-bound this is gamma c + 1 with c = t_draft / t_target; past the ridge the
+    verification grows with gamma, and the best gamma shrinks.
+
+    >>> h100, llama, small = costs.HARDWARE["h100"], costs.MODELS["llama-3.1-8b"], costs.MODELS["llama-3.2-1b"]
+    >>> [round(roofline_round_cost(llama, small, h100, batch=b, context=1024)(4), 3) for b in (1, 256)]
+    [1.619, 2.259]
+    """
+    for name, value in (("target", target), ("draft", draft)):
+        if not isinstance(value, costs.Model):  # pass_cost would call either of them "model"
+            raise TypeError(f"{name} must be a costs.Model, got {type(value).__name__}")
+    if isinstance(batch, bool) or not isinstance(batch, int):
+        raise TypeError(f"batch must be an int, got {type(batch).__name__}")
+    if not 1 <= batch <= costs.MAX_BATCH:  # checked here: pass_cost would name its tokens (= batch) first
+        raise ValueError(f"batch must be between 1 and {costs.MAX_BATCH} (got {batch})")
+    plain = costs.pass_cost(target, hardware, tokens=batch, context=context, batch=batch, weight_bytes=weight_bytes)
+    step = costs.pass_cost(draft, hardware, tokens=batch, context=context, batch=batch, weight_bytes=weight_bytes)
+
+    def round_cost(gamma: int) -> float:
+        g = check_gamma(gamma)
+        verify = costs.pass_cost(
+            target, hardware, tokens=batch * (g + 1), context=context, batch=batch, weight_bytes=weight_bytes
+        )
+        return (g * step.time + verify.time) / plain.time
+
+    return round_cost
 
 
 def best_gamma(tokens: Sequence[float], round_cost: Callable[[int], float]) -> int:

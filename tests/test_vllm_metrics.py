@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import pytest
 
-from specdec_core import theory
+from specdec_core import costs, theory
 from specdec_core.vllm_metrics import (
     Counts,
     alpha_mle,
@@ -31,6 +31,7 @@ from specdec_core.vllm_metrics import (
     parse_log,
     profile_tokens,
     read_counts,
+    roofline_round_cost,
 )
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
@@ -337,3 +338,60 @@ def test_a_decaying_drafter_is_told_to_draft_shorter_than_the_iid_fit() -> None:
     a = analyse(counts, cost=0.05)
     assert a.depth.verdict == "falls"
     assert a.best_profile < a.best_iid
+
+
+H100, LLAMA_8B, LLAMA_1B = costs.HARDWARE["h100"], costs.MODELS["llama-3.1-8b"], costs.MODELS["llama-3.2-1b"]
+
+
+def test_the_roofline_round_cost_and_best_gamma_match_a_hand_computation() -> None:
+    """Batch 256, 1,024 tokens of context, 16-bit weights on one H100 (3.35 TB/s, 989 TFLOP/s dense):
+
+    - plain pass: reads 2 * 8,030,261,248 bytes of weights + 131,072 bytes of KV per token * 1,024 * 256;
+    - a draft step: 2 * 1,235,814,400 + 32,768 * 1,024 * 256 bytes (its 512 GFLOP take 0.64 ms, under the reads);
+    - verification: the plain pass's bytes, or 2 * 8,030,261,248 * 256 (gamma + 1) FLOPs, whichever takes longer.
+
+    alpha = 0.8 gives speedups 1.476, 1.696, 1.674 at gamma = 1, 2, 3: the best gamma is 2.
+    """
+    batch = 256
+    plain = (2 * 8_030_261_248 + 131_072 * 1024 * batch) / 3.35e12
+    draft = (2 * 1_235_814_400 + 32_768 * 1024 * batch) / 3.35e12
+    assert 2 * 1_235_814_400 * batch / 989e12 < draft  # the draft step is memory-bound
+
+    def by_hand(gamma: int) -> float:
+        return (gamma * draft + max(plain, 2 * 8_030_261_248 * batch * (gamma + 1) / 989e12)) / plain
+
+    cost = roofline_round_cost(LLAMA_8B, LLAMA_1B, H100, batch=batch, context=1024)
+    for gamma in range(33):
+        assert cost(gamma) == pytest.approx(by_hand(gamma), rel=1e-12)
+    assert cost(0) == 1.0
+    speedups = [t / by_hand(g) for g, t in enumerate(iid_tokens(0.8, 32))]
+    assert [round(s, 3) for s in speedups[1:4]] == [1.476, 1.696, 1.674]
+    assert best_gamma(iid_tokens(0.8, 32), cost) == 2
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.7, 0.8, 0.9])
+def test_batch_one_drafts_at_least_as_long_as_a_compute_bound_batch(alpha: float) -> None:
+    """At batch 1 every pass is memory-bound (verifying gamma + 1 tokens costs one pass); at batch 1,024 the
+    verification pass is compute-bound from gamma = 2 on (the ridge is 2,822 tokens), so each extra draft costs
+    arithmetic: the best gamma can only shrink, for the i.i.d. fit and for a decaying measured profile alike."""
+    counts = Counts(1000, 4000, 2360, (800, 600, 420, 280), "one dump")
+    profile = profile_tokens(counts, depth_test(counts), 32)
+    ridge = costs.ridge_tokens(LLAMA_8B, H100, context=1024, batch=1024)
+    assert 2 * 1024 < ridge < 3 * 1024
+    for tokens in (iid_tokens(alpha, 32), profile):
+        small = best_gamma(tokens, roofline_round_cost(LLAMA_8B, LLAMA_1B, H100, batch=1, context=1024))
+        large = best_gamma(tokens, roofline_round_cost(LLAMA_8B, LLAMA_1B, H100, batch=1024, context=1024))
+        assert small >= large
+    iid = iid_tokens(alpha, 32)
+    at_one = best_gamma(iid, roofline_round_cost(LLAMA_8B, LLAMA_1B, H100, batch=1, context=1024))
+    at_large = best_gamma(iid, roofline_round_cost(LLAMA_8B, LLAMA_1B, H100, batch=1024, context=1024))
+    assert at_one > at_large  # strictly: the compute-bound pass changes the answer at every alpha here
+
+
+def test_the_roofline_round_cost_names_a_bad_argument() -> None:
+    with pytest.raises(ValueError, match="batch"):
+        roofline_round_cost(LLAMA_8B, LLAMA_1B, H100, batch=0, context=1024)
+    with pytest.raises(TypeError, match="draft"):
+        roofline_round_cost(LLAMA_8B, "llama-3.2-1b", H100, batch=1, context=1024)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="gamma"):
+        roofline_round_cost(LLAMA_8B, LLAMA_1B, H100, batch=1, context=1024)(-1)

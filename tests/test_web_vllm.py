@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from specdec_core import vllm_metrics, web
+from specdec_core.costs import HARDWARE, MODELS
 from specdec_core.web.vllm import example
 
 
@@ -83,3 +84,58 @@ def test_a_higher_draft_cost_never_recommends_a_longer_gamma() -> None:
         for c in (0.01, 0.05, 0.2, 1.0)
     ]
     assert gammas == sorted(gammas, reverse=True)
+
+
+def test_the_roofline_recommends_the_packages_gamma_and_links_the_cost_page() -> None:
+    """The example dumps priced on the roofline (the Cost page's defaults, batch 1 and 256): the tiles and the advice
+    follow the chosen cost model, the numbers are vllm_metrics' own, and the result survives a strict JSON round
+    trip (no NaN or infinity) under both cost models."""
+    texts = example()
+    analysis = vllm_metrics.analyse(vllm_metrics.read_counts(texts["metrics"], texts["later"]), 0.05, 32)
+    llama, small, h100 = MODELS["llama-3.1-8b"], MODELS["llama-3.2-1b"], HARDWARE["h100"]
+    for batch in (1, 256):
+        cost = vllm_metrics.roofline_round_cost(llama, small, h100, batch=batch, context=1024)
+        best = vllm_metrics.best_gamma(analysis.profile, cost), vllm_metrics.best_gamma(analysis.iid, cost)
+        for chosen in ("c", "roofline"):
+            raw = web.call(
+                "tuning.vllm",
+                json.dumps({"metrics": texts["metrics"], "later": texts["later"], "costmodel": chosen, "batch": batch}),
+            )
+            result = json.loads(raw, parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
+            m, roof = result["metrics"], result["roofline"]
+            assert (roof["best-profile"], roof["best-iid"]) == best
+            if chosen == "roofline":
+                assert (m["optimal-gamma"], m["optimal-gamma-iid"]) == best
+                assert result["recommendation"].startswith("On the roofline (Llama-3.1-8B verifying Llama-3.2-1B")
+                assert m["optimal-speedup"] == pytest.approx(analysis.profile[best[0]] / cost(best[0]), rel=1e-12)
+            else:
+                assert (m["optimal-gamma"], m["optimal-gamma-iid"]) == (analysis.best_profile, analysis.best_iid)
+                assert result["recommendation"].startswith("At draft cost c = 0.05")
+            assert roof["query"] == {
+                "hardware": "h100",
+                "target": "llama-3.1-8b",
+                "draft": "llama-3.2-1b",
+                "batch": batch,
+                "context": 1024,
+                "alpha": round(analysis.alpha, 2),
+                "gamma": best[1],
+            }
+    # Batch 1 is memory-bound at every gamma; at batch 256 the verification turns compute-bound past gamma = 2.
+    assert [
+        run(metrics=texts["metrics"], later=texts["later"], costmodel="roofline", batch=b)["roofline"]["best-profile"]
+        for b in (1, 256)
+    ] == [3, 2]
+
+
+def test_bad_roofline_settings_are_errors_naming_the_argument() -> None:
+    line = web.EXAMPLES["tuning.vllm"]["metrics"]
+    with pytest.raises(ValueError, match="costmodel must be one of c, roofline"):
+        run(metrics=line, costmodel="speed")
+    with pytest.raises(ValueError, match="batch must be a power of two"):
+        run(metrics=line, batch=3)
+    with pytest.raises(ValueError, match="context must be between"):
+        run(metrics=line, context=64)
+    with pytest.raises(ValueError, match="draft must be one of"):
+        run(metrics=line, draft="llama-3.1-70b")
+    with pytest.raises(TypeError, match="hardware must be a string"):
+        run(metrics=line, hardware=1)

@@ -1,31 +1,45 @@
 """The Tuning page's "your own vLLM numbers" widget: paste /metrics or the log line, read alpha per position.
 
 ``tuning.vllm`` reads what the reader pasted with ``vllm_metrics.read_counts`` and analyses it with
-``vllm_metrics.analyse`` at the reader's draft cost c. Text it cannot read is an answer, not a failure: the result
+``vllm_metrics.analyse``, and recommends gamma under the reader's choice of cost model: the paper's gamma c + 1 at
+draft cost c (``costmodel`` "c"), or the Cost page's roofline (``costmodel`` "roofline": hardware, target and
+draft presets of ``costs``, batch size and context, priced by ``vllm_metrics.roofline_round_cost``). The roofline's
+recommendation is returned under either choice (``roofline``), with the Cost page's query for the same settings.
+Text it cannot read is an answer, not a failure: the result
 has ``status`` "error" and the parser's message, which the widget shows in place (a wrong *type* of argument is
 still an error). An empty text area gives ``status`` "empty". Every result carries ``example``, the two /metrics
 dumps the Example button fills in (``data/vllm_metrics_earlier.txt`` and ``..._later.txt``, invented numbers in
 vLLM's format).
 
-Non-goals: fetching /metrics (the text never leaves the page), the roofline cost of the Cost page (``best_gamma``
-takes a round-cost function for that; this widget uses the paper's gamma c + 1).
+Non-goals: fetching /metrics (the text never leaves the page); the Cost page's weight precision (16-bit weights
+here) and its race.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .. import vllm_metrics
+from .. import costs, vllm_metrics
+from ..costs import HARDWARE, MODELS
 from ..vllm_metrics import Analysis
 from . import handler
-from .args import check_number
+from .args import check_choice, check_int, check_number
+from .cost import BATCHES, CONTEXTS, DRAFTS, TARGETS
+from .draft import MAX_PAGE_GAMMA
 from .plot import ALPHA, GAMMA, TIMES, Figure, PlotTrace, figure, layout, line, rounded
 
 #: A superscript k, for the curve alpha^k in a legend.
 _SUP_K = "\N{MODIFIER LETTER SMALL K}"
 #: The recommendation is searched up to here, as the calculator's.
 _SEARCH_GAMMA = 32
+#: The cost models the reader chooses between: the paper's draft cost c, or the roofline of the Cost page.
+COST_MODELS = ["c", "roofline"]
+#: The roofline's settings, defaulting as the Cost page's: an 8B target, a 1B draft, one H100, batch 1, 1,024 tokens.
+_ROOFLINE = {"hardware": "h100", "target": "llama-3.1-8b", "draft": "llama-3.2-1b", "batch": 1, "context": 1024}
 
 
 @lru_cache(maxsize=1)
@@ -49,10 +63,23 @@ _EXAMPLE_LINE = (
 
 
 # --8<-- [start:tuning_vllm]
-@handler("tuning.vllm", example={"metrics": _EXAMPLE_LINE, "later": "", "cost": 0.05})
-def analyse_metrics(metrics: str = "", later: str = "", cost: float = 0.05) -> dict[str, Any]:
-    """The analysis of a pasted /metrics dump (minus an earlier one) or SpecDecoding log lines, at draft cost c."""
+@handler("tuning.vllm", example={"metrics": _EXAMPLE_LINE, "later": "", "cost": 0.05, "costmodel": "c"} | _ROOFLINE)
+def analyse_metrics(
+    metrics: str = "",
+    later: str = "",
+    cost: float = 0.05,
+    costmodel: str = "c",
+    hardware: str = "h100",
+    target: str = "llama-3.1-8b",
+    draft: str = "llama-3.2-1b",
+    batch: int = 1,
+    context: int = 1024,
+) -> dict[str, Any]:
+    """The analysis of a pasted /metrics dump (minus an earlier one) or SpecDecoding log lines, with gamma
+    recommended at draft cost c or on the roofline (``costmodel``)."""
     c = check_number(cost, "cost", 0.0, 10.0)
+    chosen = check_choice(costmodel, "costmodel", COST_MODELS)
+    roof = _Roofline(hardware, target, draft, batch, context)
     base: dict[str, Any] = {"example": example(), "metrics": {}}
     if isinstance(metrics, str) and isinstance(later, str) and not metrics.strip() and not later.strip():
         return base | {"status": "empty", "message": "Paste vLLM's /metrics output or its log line above."}
@@ -61,36 +88,138 @@ def analyse_metrics(metrics: str = "", later: str = "", cost: float = 0.05) -> d
     except ValueError as exc:  # the reader's text: shown beside the text area, in the parser's words
         return base | {"status": "error", "message": str(exc)}
     result = vllm_metrics.analyse(counts, c, _SEARCH_GAMMA)
+    paper, roofline = _paper(result), roof.pricing(result)
+    pricing = roofline if chosen == "roofline" else paper
     return base | {
         "status": "ok",
-        "metrics": _metrics(result),
+        "costmodel": chosen,
+        "metrics": _metrics(result, pricing),
         "summary": _summary(result),
         "verdict": {"kind": result.depth.verdict, "text": _verdict(result), "evidence": _evidence(result)},
-        "recommendation": _recommendation(result),
+        "recommendation": _recommendation(result, pricing),
+        "roofline": roof.summary(result, roofline),
         "notes": list(result.notes),
         "rows": _rows(result),
-        "figures": {"positions": _positions_figure(result), "gamma": _gamma_figure(result)},
+        "figures": {"positions": _positions_figure(result), "gamma": _gamma_figure(result, pricing)},
     }
 
 
 # --8<-- [end:tuning_vllm]
 
 
-def _speedup(a: Analysis, tokens: tuple[float, ...], gamma: int) -> float:
-    return tokens[gamma] / (gamma * a.cost + 1.0)
+@dataclass(frozen=True)
+class _Pricing:
+    """A cost model's recommendation: the round cost in plain target passes and the best gamma under each model."""
+
+    round_cost: Callable[[int], float]
+    best_profile: int
+    best_iid: int
+    where: str  # opens the recommendation: "At draft cost c = 0.05", "On the roofline (...)"
+    model: str  # names the model after a speedup: "by Thm 3.8's cost model"
+    short: str  # the setting in a legend: "c = 0.05", "batch 1"
+
+    def speedup(self, tokens: tuple[float, ...], gamma: int) -> float:
+        """Tokens per unit of time against plain decoding's one token per pass: the speedup at ``gamma``."""
+        return tokens[gamma] / self.round_cost(gamma)
 
 
-def _metrics(a: Analysis) -> dict[str, float | int]:
+def _paper(a: Analysis) -> _Pricing:
+    """Leviathan et al. 2023, Theorem 3.8's model: a round of gamma drafts costs gamma c + 1 target passes."""
+    return _Pricing(
+        vllm_metrics.paper_round_cost(a.cost),
+        a.best_profile,
+        a.best_iid,
+        f"At draft cost c = {a.cost:g}",
+        "by Thm 3.8's cost model",
+        f"c = {a.cost:g}",
+    )
+
+
+def _power_of_two(value: object, name: str, choices: list[int]) -> int:
+    n = check_int(value, name, choices[0], choices[-1])
+    if n not in choices:
+        raise ValueError(f"{name} must be a power of two from {choices[0]:,} to {choices[-1]:,} (got {n})")
+    return n
+
+
+class _Roofline:
+    """The checked roofline settings (the Cost page's choices, 16-bit weights) and what they imply for gamma."""
+
+    def __init__(self, hardware: object, target: object, draft: object, batch: object, context: object) -> None:
+        self.hardware = HARDWARE[check_choice(hardware, "hardware", list(HARDWARE))]
+        self.target = MODELS[check_choice(target, "target", TARGETS)]
+        self.draft = MODELS[check_choice(draft, "draft", DRAFTS)]
+        self.batch = _power_of_two(batch, "batch", BATCHES)
+        self.context = _power_of_two(context, "context", CONTEXTS)
+
+    def pricing(self, a: Analysis) -> _Pricing:
+        cost = vllm_metrics.roofline_round_cost(
+            self.target, self.draft, self.hardware, batch=self.batch, context=self.context
+        )
+        setting = (
+            f"{self.target.name} verifying {self.draft.name} on {self.hardware.name}, batch {self.batch:,}, "
+            f"{self.context:,} tokens of context"
+        )
+        return _Pricing(
+            cost,
+            vllm_metrics.best_gamma(a.profile, cost),
+            vllm_metrics.best_gamma(a.iid, cost),
+            f"On the roofline ({setting})",
+            "on the roofline",
+            f"batch {self.batch:,}",
+        )
+
+    def summary(self, a: Analysis, p: _Pricing) -> dict[str, Any]:
+        """The roofline's recommendation, its draft cost and ridge, and the Cost page's query for these settings."""
+        ridge = costs.ridge_tokens(self.target, self.hardware, context=self.context, batch=self.batch)
+        # The largest gamma whose verification pass of batch * (gamma + 1) tokens is still memory-bound.
+        last = math.floor(ridge / self.batch) - 1
+        plain, step = (
+            costs.pass_cost(m, self.hardware, tokens=self.batch, context=self.context, batch=self.batch)
+            for m in (self.target, self.draft)
+        )
+        c = step.time / plain.time
+        if last >= _SEARCH_GAMMA:
+            bound = f"the verification pass stays memory-bound for every {GAMMA} up to {_SEARCH_GAMMA}"
+        elif last >= 1:
+            bound = (
+                f"the verification pass of {self.batch:,} {TIMES} ({GAMMA} + 1) tokens stays memory-bound up to "
+                f"{GAMMA} = {last} (the ridge is at {ridge:,.0f} tokens per pass); beyond, every draft token "
+                "verified costs arithmetic time"
+            )
+        else:
+            bound = f"the verification pass is compute-bound at every {GAMMA} (the ridge is {ridge:,.0f} tokens)"
+        return {
+            "best-profile": p.best_profile,
+            "best-iid": p.best_iid,
+            "speedup": round(p.speedup(a.profile, p.best_profile), 12),
+            "draft-cost": round(c, 12),
+            "memory-bound-to": last,
+            "text": f"Here a draft step costs c = {c:.3f} of a plain target pass, and {bound}.",
+            "query": {
+                "hardware": self.hardware.key,
+                "target": self.target.key,
+                "draft": self.draft.key,
+                "batch": self.batch,
+                "context": self.context,
+                "alpha": round(a.alpha, 2),
+                # The Cost page's gamma runs 1..MAX_PAGE_GAMMA: the i.i.d. recommendation, as that page is i.i.d.
+                "gamma": min(max(p.best_iid, 1), MAX_PAGE_GAMMA),
+            },
+        }
+
+
+def _metrics(a: Analysis, p: _Pricing) -> dict[str, float | int]:
     g = a.counts.gamma
     return {
         "accept-rate": round(a.accept_rate, 12),
         "tokens-per-pass": round(a.tokens_per_pass, 12),
         "alpha": round(a.alpha, 12),
-        "optimal-gamma": a.best_profile,
-        "optimal-gamma-iid": a.best_iid,
+        "optimal-gamma": p.best_profile,
+        "optimal-gamma-iid": p.best_iid,
         "gamma": g,
-        "speedup": round(_speedup(a, a.profile, g), 12),
-        "optimal-speedup": round(_speedup(a, a.profile, a.best_profile), 12),
+        "speedup": round(p.speedup(a.profile, g), 12),
+        "optimal-speedup": round(p.speedup(a.profile, p.best_profile), 12),
     }
 
 
@@ -156,18 +285,18 @@ def _evidence(a: Analysis) -> str:
     )
 
 
-def _recommendation(a: Analysis) -> str:
-    g, bp, bi = a.counts.gamma, a.best_profile, a.best_iid
-    cost = f"At draft cost c = {a.cost:g}"
+def _recommendation(a: Analysis, p: _Pricing) -> str:
+    g, bp, bi = a.counts.gamma, p.best_profile, p.best_iid
+    cost = p.where
     if bp == 0:
         return f"{cost}, speculation does not pay under the measured profile: plain decoding is faster."
-    speed = f"{_speedup(a, a.profile, bp):.2f}{TIMES} by Thm 3.8's cost model"
+    speed = f"{p.speedup(a.profile, bp):.2f}{TIMES} {p.model}"
     if bp == g:
         text = f"{cost}, your {GAMMA} = {g} is already the fastest under the measured profile ({speed})"
     else:
         text = (
             f"{cost}, {GAMMA} = {bp} is fastest under the measured profile ({speed}, against "
-            f"{_speedup(a, a.profile, g):.2f}{TIMES} at your {GAMMA} = {g})"
+            f"{p.speedup(a.profile, g):.2f}{TIMES} at your {GAMMA} = {g})"
         )
     text += "." if bp == bi else f"; the i.i.d. fit would say {GAMMA} = {bi}."
     if bp > g:
@@ -241,10 +370,10 @@ def _positions_figure(a: Analysis) -> Figure:
     )
 
 
-def _gamma_figure(a: Analysis) -> Figure:
+def _gamma_figure(a: Analysis, p: _Pricing) -> Figure:
     """Expected tokens per target pass against gamma under both models, the reader's gamma and the recommendations."""
     g = a.counts.gamma
-    top = min(_SEARCH_GAMMA, max(12, g + 4, a.best_profile + 2, a.best_iid + 2))
+    top = min(_SEARCH_GAMMA, max(12, g + 4, p.best_profile + 2, p.best_iid + 2))
     xs = list(range(1, top + 1))
     hover = f"{GAMMA} = %{{x}}: %{{y:.3f}} tokens per pass<extra>%{{fullData.name}}</extra>"
     measured = list(range(1, g + 1))
@@ -281,14 +410,12 @@ def _gamma_figure(a: Analysis) -> Figure:
         ),
         mark(g, a.profile, f"your {GAMMA} = {g}", "target", "circle-open", 14),
     ]
-    if a.best_profile:
+    if p.best_profile:
         data.append(
-            mark(
-                a.best_profile, a.profile, f"best {GAMMA} = {a.best_profile} at c = {a.cost:g}", "rejected", "star", 15
-            )
+            mark(p.best_profile, a.profile, f"best {GAMMA} = {p.best_profile} at {p.short}", "rejected", "star", 15)
         )
-    if a.best_iid and a.best_iid != a.best_profile:
-        data.append(mark(a.best_iid, a.iid, f"i.i.d. best {GAMMA} = {a.best_iid}", "draft", "star-open", 13))
+    if p.best_iid and p.best_iid != p.best_profile:
+        data.append(mark(p.best_iid, a.iid, f"i.i.d. best {GAMMA} = {p.best_iid}", "draft", "star-open", 13))
     axis = {"dtick": 2 if top > 16 else 1}
     return figure(
         data,

@@ -147,8 +147,8 @@ def test_bad_text_shows_its_message_in_place(page: Any) -> None:
 
 def test_the_widget_fits_a_phone_and_passes_axe(page: Any) -> None:
     """At 390 x 844 the page does not scroll sideways, nothing in the widget reaches past the screen's right edge and
-    every control is on screen, with results and with a message; axe finds nothing serious in either state, and
-    the cost (only) goes into the link."""
+    every control shown is on screen, with results (under either cost model) and with a message; axe finds nothing
+    serious in any of these states, and the settings (never the text) go into the link."""
     page.set_viewport_size({"width": 390, "height": 844})
     widget = open_ready(page)
     widget.get_by_role("button", name="Example").click()
@@ -156,17 +156,28 @@ def test_the_widget_fits_a_phone_and_passes_axe(page: Any) -> None:
     expect_plotly(page)
     assert overflowing(widget) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    rest(page)
-    for control in widget.locator("textarea, input, button").all():
-        box = control.bounding_box()
-        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, control.get_attribute("name")
-    assert axe_violations(page, WIDGET) == []
 
+    def on_screen() -> None:
+        rest(page)
+        for control in widget.locator("textarea, input, select, button").all():
+            if not control.is_visible():  # the other cost model's settings
+                continue
+            box = control.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, control.get_attribute("name")
+        assert axe_violations(page, WIDGET) == []
+
+    on_screen()
     cost = widget.get_by_label("Draft cost c")
     cost.focus()
     page.keyboard.press("ArrowRight")
     expect(page).to_have_url(re.compile(r"[?&]cost=0\.06\b"))
     assert "spec_decode" not in page.url
+
+    widget.get_by_label("Cost model").select_option("roofline")
+    expect(widget.locator(".sd-vllm-roofline")).to_be_visible(timeout=BOOT_MS)
+    assert overflowing(widget) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    on_screen()
 
     area = widget.get_by_label("vLLM metrics")
     area.fill("garbage")
@@ -175,3 +186,37 @@ def test_the_widget_fits_a_phone_and_passes_axe(page: Any) -> None:
     assert overflowing(widget) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert axe_violations(page, WIDGET) == []
+
+
+def test_choosing_the_roofline_changes_the_recommendation(page: Any) -> None:
+    """On the example, the draft cost c = 0.05 recommends the native gamma; choosing the roofline shows its settings
+    (and hides c), recommends the roofline's gamma at batch 1 and, with the batch slider at its end (1,024), the
+    shorter gamma of a compute-bound verification, each time as Python natively computes it, with a link to the
+    Cost page at the same settings; the settings (not the text) go into the URL."""
+    widget = open_ready(page)
+    widget.get_by_role("button", name="Example").click()
+    texts = example()
+    paper = native(texts["metrics"], texts["later"])
+    expect_metrics(widget, paper["metrics"])
+    expect(widget.get_by_label("Batch size")).to_be_hidden()
+    expect(widget.locator(".sd-vllm-roofline")).to_be_hidden()
+
+    widget.get_by_label("Cost model").select_option("roofline")
+    expect(widget.get_by_label("Draft cost c")).to_be_hidden()
+    for batch in (1, 1024):
+        if batch != 1:
+            slider = widget.get_by_label("Batch size")
+            slider.focus()
+            page.keyboard.press("End")
+        args = {"metrics": texts["metrics"], "later": texts["later"], "costmodel": "roofline", "batch": batch}
+        roof = json.loads(web.call("tuning.vllm", json.dumps(args)))
+        expect_metrics(widget, roof["metrics"])
+        expect(widget.locator(".sd-vllm-advice")).to_have_text(roof["recommendation"])
+        expect(widget.locator(".sd-vllm-roofline")).to_contain_text(roof["roofline"]["text"])
+        link = widget.get_by_role("link", name="See these settings on the Cost page")
+        href = link.get_attribute("href") or ""
+        assert href.startswith("../cost/?") and f"batch={batch}&" in href and "hardware=h100" in href
+        expect(page).to_have_url(re.compile(rf"[?&]batch={batch}\b"))
+    expect(page).to_have_url(re.compile(r"[?&]costmodel=roofline\b"))
+    assert roof["metrics"]["optimal-gamma"] < paper["metrics"]["optimal-gamma"]
+    assert "spec_decode" not in page.url

@@ -1,11 +1,15 @@
 // Widget "tuning-vllm": the reader pastes vLLM's /metrics output (optionally an earlier and a later dump) or its
 // "SpecDecoding metrics" log line; Python (vllm_metrics.py, through tuning.vllm) reads the counters, fits α, tests
-// whether acceptance falls with depth and recommends γ at the draft cost c. The pasted text stays in the page: it
-// goes to the in-page Python worker only, and never into the URL (only c does). Text Python cannot read comes back
-// as a message, shown in place of the results.
+// whether acceptance falls with depth and recommends γ under the reader's cost model: the draft cost c (Theorem
+// 3.8), or the Cost page's roofline for chosen hardware, models, batch size and context (with a link to that page
+// at the same settings). The pasted text stays in the page: it goes to the in-page Python worker only, and never
+// into the URL (the settings do: cost, costmodel, hardware, target, draft, batch, context). Text Python cannot read
+// comes back as a message, shown in place of the results.
 //
 //   <div class="sd-widget" data-widget="tuning-vllm">
-//   <template data-sd-settings>{"handler": "tuning.vllm", "args": {"metrics": "", "later": "", "cost": 0.05}}</template>
+//   <template data-sd-settings>{"handler": "tuning.vllm", "args": {"metrics": "", "later": "", "cost": 0.05,
+//     "costmodel": "c", "hardware": "h100", "target": "llama-3.1-8b", "draft": "llama-3.2-1b", "batch": 1,
+//     "context": 1024}}</template>
 //   </div>
 
 import { el, fixed } from "../ui/controls.js";
@@ -16,9 +20,33 @@ const METRICS = [
   { name: "tokens-per-pass", label: "Tokens per target pass (1 + accepted / drafts)", format: fixed(3) },
   { name: "alpha", label: "α, the i.i.d. fit (accepted / verified)", format: fixed(3) },
   { name: "gamma", label: "Your γ (draft positions)" },
-  { name: "optimal-gamma", label: "Best γ at cost c (measured profile)" },
-  { name: "optimal-gamma-iid", label: "Best γ at cost c (i.i.d. fit)" },
+  { name: "optimal-gamma", label: "Best γ under your cost model (measured profile)" },
+  { name: "optimal-gamma-iid", label: "Best γ under your cost model (i.i.d. fit)" },
 ];
+const COST_MODELS = [
+  ["c", "Draft cost c (Theorem 3.8)"],
+  ["roofline", "Roofline: hardware and models"],
+];
+// The Cost page's presets (web/cost.py TARGETS and DRAFTS, costs.HARDWARE), named as its widget names them.
+const HARDWARE = [
+  ["h100", "H100 SXM (80 GB)"],
+  ["8xh100", "8 × H100 SXM, tensor parallel"],
+  ["a100", "A100 SXM (80 GB)"],
+  ["rtx4090", "GeForce RTX 4090 (24 GB)"],
+  ["m1max", "Apple M1 Max laptop (64 GB)"],
+];
+const TARGETS = [
+  ["llama-3.1-8b", "Llama-3.1-8B"],
+  ["llama-3.1-70b", "Llama-3.1-70B"],
+];
+const DRAFTS = [
+  ["llama-3.2-1b", "Llama-3.2-1B"],
+  ["eagle-8b", "EAGLE-style head for the 8B (0.42B)"],
+  ["eagle-70b", "EAGLE-style head for the 70B (1.40B)"],
+];
+const ROOFLINE_KEYS = ["hardware", "target", "draft", "batch", "context"];
+const select = (key, label, options, value) => ({ key, label, kind: "select", options, value, choices: options.map(([v]) => v), url: true });
+const count = (v) => v.toLocaleString("en");
 const COLUMNS = [
   ["position", "Position k", (v) => String(v)],
   ["accepted", "Drafts accepted at k", (v) => v.toLocaleString("en")],
@@ -33,7 +61,13 @@ export default (settings) => {
     controls: [
       { key: "metrics", label: "vLLM metrics", kind: "textarea", rows: 8, value: a.metrics ?? "", placeholder: "Paste /metrics output or a “SpecDecoding metrics:” log line" },
       { key: "later", label: "Later /metrics dump (optional: the window between the two is analysed)", kind: "textarea", rows: 4, value: a.later ?? "" },
+      select("costmodel", "Cost model", COST_MODELS, a.costmodel ?? "c"),
       { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: a.cost ?? PARAMS.cost.value, format: fixed(2), url: true },
+      select("hardware", "Hardware", HARDWARE, a.hardware ?? "h100"),
+      select("target", "Target model", TARGETS, a.target ?? "llama-3.1-8b"),
+      select("draft", "Draft model", DRAFTS, a.draft ?? "llama-3.2-1b"),
+      { key: "batch", label: "Batch size", ...PARAMS.batch, value: a.batch ?? PARAMS.batch.value, format: count, url: true },
+      { key: "context", label: "Context length", ...PARAMS.context, value: a.context ?? PARAMS.context.value, format: count, url: true },
     ],
     metrics: METRICS,
     view,
@@ -54,6 +88,11 @@ function view(ctx) {
   const verdict = el("p", "sd-verdict sd-verdict--strong sd-vllm-verdict");
   const evidence = el("p", "sd-note sd-vllm-evidence");
   const advice = el("p", "sd-vllm-advice");
+  // Under the roofline: what a draft step costs there, where verification turns compute-bound, and the Cost page.
+  const roofline = el("p", "sd-note sd-vllm-roofline");
+  const roofText = el("span");
+  const costLink = el("a", "", "See these settings on the Cost page");
+  roofline.append(roofText, " ", costLink, ".");
   const notes = el("ul", "sd-note sd-vllm-notes");
   const table = el("table", "sd-table sd-table--numeric sd-vllm-table");
   const wrap = el("div", "sd-scroll");
@@ -67,9 +106,19 @@ function view(ctx) {
   const charts = el("div", "sd-charts");
   let positions = null;
   let gammas = null;
-  results.append(summary, verdict, evidence, ctx.tiles(), advice, notes, wrap, charts);
+  results.append(summary, verdict, evidence, ctx.tiles(), advice, roofline, notes, wrap, charts);
   results.hidden = true; // until a paint says what the text held
-  ctx.el.append(privacy, ctx.group("sd-controls sd-vllm-areas", ["metrics", "later"]), bar, ctx.group("sd-controls", ["cost"]), message, results);
+  ctx.el.append(privacy, ctx.group("sd-controls sd-vllm-areas", ["metrics", "later"]), bar, ctx.group("sd-controls", ["costmodel", "cost", ...ROOFLINE_KEYS]), message, results);
+
+  // Only the chosen cost model's settings show.
+  const { costmodel } = ctx.controls;
+  const chooseModel = () => {
+    const onRoofline = costmodel.value === "roofline";
+    ctx.controls.cost.root.hidden = onRoofline;
+    for (const key of ROOFLINE_KEYS) ctx.controls[key].root.hidden = !onRoofline;
+  };
+  chooseModel();
+  ctx.on(costmodel.input, "change", chooseModel);
 
   // A paste is a complete edit: analyse it at once rather than when the area loses focus.
   for (const area of [metrics, later]) ctx.on(area.input, "paste", () => setTimeout(() => area.input.dispatchEvent(new Event("change")), 0));
@@ -125,6 +174,9 @@ function view(ctx) {
       verdict.classList.toggle("sd-verdict--ok", result.verdict.kind === "flat");
       evidence.textContent = result.verdict.evidence;
       advice.textContent = result.recommendation;
+      roofline.hidden = result.costmodel !== "roofline";
+      roofText.textContent = result.roofline.text;
+      costLink.href = `../cost/?${new URLSearchParams(result.roofline.query)}`;
       notes.replaceChildren(...result.notes.map((note) => el("li", "", note)));
       notes.hidden = !result.notes.length;
       table_(result.rows);
