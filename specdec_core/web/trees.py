@@ -455,5 +455,10 @@ def _dynamic_figure(
         )
         | {"marker": {"symbol": "star", "size": 12, "color": COLORS["bonus"]}},
     ]
-    axes = layout(x_title="node budget per target pass", y_title="tokens per target pass", xaxis={"type": "category"})
+    # The range is given (half a category either side), so the first-paint sketch and Plotly frame it alike.
+    axes = layout(
+        x_title="node budget per target pass",
+        y_title="tokens per target pass",
+        xaxis={"type": "category", "range": [-0.5, len(budgets) - 0.5]},
+    )
     return figure(data, axes)
