@@ -73,7 +73,12 @@ def test_last_rounds_metrics_are_the_rounds_since_the_window_began() -> None:
     assert m1["speedup-recent"] == pytest.approx(emitted / (playground.WINDOW + 0.05 * drafted), abs=1e-12)
     # The point of the view: after the switch to a near-random draft, the window has moved and the whole run has not.
     assert m1["speedup-recent"] < m1["speedup"] - 1
-    assert 1.0 <= m1["tokens-per-pass-recent-theory"] < m1["tokens-per-pass-theory"]
+    assert m1["tokens-per-pass-recent-theory"] < m1["tokens-per-pass-theory"]
+    # The window's theory is the whole run's expected acceptances since the window began, per round.
+    expected_before = (m0["tokens-per-pass-theory"] - 1.0) * 150
+    expected_after = (m1["tokens-per-pass-theory"] - 1.0) * (150 + playground.WINDOW)
+    recent_theory = 1.0 + (expected_after - expected_before) / playground.WINDOW
+    assert m1["tokens-per-pass-recent-theory"] == pytest.approx(recent_theory, abs=1e-9)
     assert "speedup-recent" not in run(quality=0.95, **settings)["metrics"]  # no rounds, no last rounds
 
 
