@@ -11,23 +11,8 @@
 
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
+import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
-const HARDWARE = [
-  ["h100", "H100 SXM (80 GB)"],
-  ["8xh100", "8 × H100 SXM, tensor parallel"],
-  ["a100", "A100 SXM (80 GB)"],
-  ["rtx4090", "GeForce RTX 4090 (24 GB)"],
-  ["m1max", "Apple M1 Max laptop (64 GB)"],
-];
-const TARGETS = [
-  ["llama-3.1-8b", "Llama-3.1-8B"],
-  ["llama-3.1-70b", "Llama-3.1-70B"],
-];
-const DRAFTS = [
-  ["llama-3.2-1b", "Llama-3.2-1B"],
-  ["eagle-8b", "EAGLE-style head for the 8B (0.42B)"],
-  ["eagle-70b", "EAGLE-style head for the 70B (1.40B)"],
-];
 const WEIGHTS = [
   ["16", "16-bit"],
   ["8", "8-bit"],

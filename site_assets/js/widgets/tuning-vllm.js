@@ -14,6 +14,7 @@
 
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
+import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
 const METRICS = [
   { name: "accept-rate", label: "Draft acceptance rate (accepted / drafted)", format: fixed(3) },
@@ -26,23 +27,6 @@ const METRICS = [
 const COST_MODELS = [
   ["c", "Draft cost c (Theorem 3.8)"],
   ["roofline", "Roofline: hardware and models"],
-];
-// The Cost page's presets (web/cost.py TARGETS and DRAFTS, costs.HARDWARE), named as its widget names them.
-const HARDWARE = [
-  ["h100", "H100 SXM (80 GB)"],
-  ["8xh100", "8 × H100 SXM, tensor parallel"],
-  ["a100", "A100 SXM (80 GB)"],
-  ["rtx4090", "GeForce RTX 4090 (24 GB)"],
-  ["m1max", "Apple M1 Max laptop (64 GB)"],
-];
-const TARGETS = [
-  ["llama-3.1-8b", "Llama-3.1-8B"],
-  ["llama-3.1-70b", "Llama-3.1-70B"],
-];
-const DRAFTS = [
-  ["llama-3.2-1b", "Llama-3.2-1B"],
-  ["eagle-8b", "EAGLE-style head for the 8B (0.42B)"],
-  ["eagle-70b", "EAGLE-style head for the 70B (1.40B)"],
 ];
 const ROOFLINE_KEYS = ["hardware", "target", "draft", "batch", "context"];
 const select = (key, label, options, value) => ({ key, label, kind: "select", options, value, choices: options.map(([v]) => v), url: true });
