@@ -273,7 +273,7 @@ def _roofline_figure(s: _Setup, c: costs.SpeculativeCost) -> Figure:
     x_ticks = [10.0**k for k in range(-1, 6) if lo <= 10.0**k <= hi]
     y_ticks = [10.0**k for k in range(-3, 5) if roof_y[0] <= 10.0**k <= roof_y[1] * 1.5]
     axes = layout(
-        x_title="arithmetic intensity (FLOP per byte read, log scale)",
+        x_title="FLOP per byte read (log scale)",
         y_title="attained TFLOP/s (log scale)",
         xaxis={"tickvals": _log(x_ticks), "ticktext": [f"{t:g}" for t in x_ticks]},
         yaxis={"tickvals": _log(y_ticks), "ticktext": [f"{t:g}" for t in y_ticks]},
