@@ -93,6 +93,9 @@ document.documentElement.dataset.sdCharts = "sketch";
 python.start();
 // benchmarks/bench_browser.py measures what loading Plotly with the page, before Python, would cost.
 if (window.__sdBench?.plotlyAtOnce) startPlotly().catch(chartsFailed);
+// Deferred modules run once the document is parsed, before the theme's start-up (document$, KaTeX): the first
+// page's widgets paint their build-time figures now; onPage mounts nothing twice.
+if (document.readyState !== "loading") mountAll();
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);
 else onPage();

@@ -292,14 +292,40 @@ function clampNumber(value, { min, max, step = 1, value: fallback }) {
   return Math.min(max ?? Infinity, Math.max(min ?? -Infinity, step === 1 ? Math.round(v) : v));
 }
 
+// A widget module's default export goes through define(import.meta.url, definition) as the module runs: placeholders
+// waiting for it are bound at once. A page's own widget modules run before DOMContentLoaded, so its build-time
+// figures are painted before the theme's start-up and KaTeX; an import() of the same module would resolve only
+// after those.
+const defined = new Map(); // widget name -> definition
+
+export function define(url, definition) {
+  const name = new URL(url).pathname.split("/").pop().replace(/\.js$/, "");
+  defined.set(name, definition);
+  for (const [el, entry] of mounted) if (el.dataset.widget === name) start(el, entry);
+  return definition;
+}
+
+function start(el, entry) {
+  if (entry.bound || entry.controller.signal.aborted || !defined.has(el.dataset.widget)) return;
+  entry.bound = true;
+  try {
+    bind(el, defined.get(el.dataset.widget), entry);
+  } catch (err) {
+    report(el, err);
+  }
+}
+
 async function mount(el) {
   if (el.dataset.sdMounted) return; // mounting twice is harmless
   el.dataset.sdMounted = "true";
-  const entry = { controller: new AbortController(), charts: new Set(), original: el.innerHTML, cleanup: null };
+  const entry = { controller: new AbortController(), charts: new Set(), original: el.innerHTML, cleanup: null, bound: false };
   mounted.set(el, entry);
+  start(el, entry);
+  if (entry.bound) return;
   try {
     const module = await loadModule(el.dataset.widget);
-    if (!entry.controller.signal.aborted) bind(el, module.default, entry);
+    defined.set(el.dataset.widget, defined.get(el.dataset.widget) ?? module.default);
+    start(el, entry);
   } catch (err) {
     report(el, err);
   }

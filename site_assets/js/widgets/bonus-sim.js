@@ -6,13 +6,14 @@
 //   <template data-sd-settings>{"handler": "bonus.simulate", "args": {"alpha": 0.8, "gamma": 4, "rounds": 2000, "seed": 0}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { relation } from "./relation.js";
 
 const percent = (v) => `${(100 * v).toFixed(1)}%`;
 
-export default (settings) => ({
+export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: settings.args.alpha, format: fixed(2), url: true },
     { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: settings.args.gamma, url: true },
@@ -57,4 +58,4 @@ export default (settings) => ({
       },
     };
   },
-});
+}));

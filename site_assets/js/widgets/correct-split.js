@@ -7,6 +7,7 @@
 //   <template data-sd-settings>{"handler": "correct.split", "args": {"preset": "worked", "temperature": 1, "shift": 0, "blend": 0}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
@@ -21,7 +22,7 @@ const SAMPLES = 10_000;
 const pValue = (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v));
 const PAIR = ["preset", "temperature", "shift", "blend"];
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const args = { preset: "worked", ...DEFAULTS, ...settings.args };
   return {
     controls: [
@@ -53,7 +54,7 @@ export default (settings) => {
     ],
     view,
   };
-};
+});
 
 function view(ctx) {
   const dists = ctx.chart("Grouped bar chart of the target p, the draft q, the accepted mass min(p, q) and the residual, per token");

@@ -9,6 +9,7 @@
 //   <template data-sd-settings>{"handler": "cost.model", "args": {"alpha": 0.8, "gamma": 4, "batch": 1, ...}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
@@ -24,7 +25,7 @@ const times = (v) => `${Number(v).toFixed(2)}×`;
 const ms = (v) => `${Number(v) < 10 ? Number(v).toFixed(2) : Number(v).toFixed(1)} ms`;
 const select = (key, label, options, value) => ({ key, label, kind: "select", options, value, choices: options.map(([v]) => v), url: true });
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const a = settings.args;
   return {
     controls: [
@@ -51,7 +52,7 @@ export default (settings) => {
     ],
     view,
   };
-};
+});
 
 function view(ctx) {
   const verdict = el("p", "sd-verdict sd-verdict--strong sd-cost-verdict");

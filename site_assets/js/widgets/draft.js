@@ -11,6 +11,7 @@
 //
 // - "risk": why longer drafts are riskier: α^γ against the speedup of Thm 3.8 as γ grows. Handler draft.risk.
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { prob, promptView, roundArgs, roundControls, roundPanel } from "./ngram-prompt.js";
 import { relation } from "./relation.js";
@@ -82,4 +83,4 @@ const risk = (settings) => ({
   },
 });
 
-export default (settings) => (settings.kind === "risk" ? risk(settings) : ngram(settings));
+export default define(import.meta.url, (settings) => (settings.kind === "risk" ? risk(settings) : ngram(settings)));

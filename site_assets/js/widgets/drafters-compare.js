@@ -7,6 +7,7 @@
 //   <template data-sd-settings>{"handler": "drafters.compare", "args": {"passage": "repetitive", "drafter": "lookup", "gamma": 4, "tokens": 160, "seed": 0}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
@@ -20,7 +21,7 @@ const DRAFTERS = [
   ["heads", "Independent heads"],
 ];
 
-export default (settings) => ({
+export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "passage", label: "Passage", kind: "select", options: PASSAGES, value: settings.args.passage },
     { key: "drafter", label: "Drafter shown in the tiles", kind: "select", options: DRAFTERS, value: settings.args.drafter },
@@ -80,4 +81,4 @@ export default (settings) => ({
       },
     };
   },
-});
+}));

@@ -7,6 +7,7 @@
 //   <template data-sd-settings>{"handler": "drafters.published", "args": {}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el } from "../ui/controls.js";
 
 const SOURCES = {
@@ -20,7 +21,7 @@ const SOURCES = {
   pld: "Saxena 2023",
 };
 
-export default {
+export default define(import.meta.url, {
   controls: [],
   view(ctx) {
     const table = el("table", "sd-table sd-drafters-published");
@@ -47,4 +48,4 @@ export default {
       },
     };
   },
-};
+});

@@ -6,9 +6,10 @@
 //   <template data-sd-settings>{"handler": "drafters.typical", "args": {"epsilon": 0.01, "delta": 0.02, "gamma": 4, "tokens": 160, "seed": 0, "passage": "ordinary"}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 
-export default (settings) => ({
+export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "epsilon", label: "Threshold ε", min: 0, max: 0.2, step: 0.005, value: settings.args.epsilon, format: fixed(3) },
     { key: "delta", label: "Entropy factor δ", min: 0, max: 0.5, step: 0.01, value: settings.args.delta, format: fixed(2) },
@@ -44,4 +45,4 @@ export default (settings) => ({
       },
     };
   },
-});
+}));

@@ -20,12 +20,13 @@ const NAMES = {
   "zero-naive": "Draft probability 0, naive p/0",
 };
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const SAMPLED = ["tv-distance", "tv-noise", "p-value", "exact"];
 
-export default (settings) => ({
+export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "variant", label: "Implementation", kind: "select", options: Object.entries(NAMES), value: settings.args?.variant ?? "exact" },
     { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: 0, live: false }, // only Sample uses it
@@ -75,4 +76,4 @@ export default (settings) => ({
       },
     };
   },
-});
+}));

@@ -7,6 +7,7 @@
 //   <template data-sd-settings>{"handler": "exactness.check", "args": {"p": [8, 7, 5], "q": [1, 1, 3], "gamma": 2}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el } from "../ui/controls.js";
 
 const PRESETS = [
@@ -48,7 +49,7 @@ function table(caption, headings) {
   return { wrap, fill };
 }
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const args = { p: [8, 7, 5], q: [1, 1, 3], gamma: 2, ...settings.args };
   return {
     // Weights, not probabilities: p(x) = weight / sum, so every value is an exact fraction.
@@ -64,7 +65,7 @@ export default (settings) => {
     ],
     view,
   };
-};
+});
 
 function view(ctx) {
   const presets = el("div", "sd-chips");

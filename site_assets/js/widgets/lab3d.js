@@ -11,6 +11,7 @@
 // Buttons replay the run one half-step at a time (drafted, then checked): Run (Stop), Step, Reset. The chart,
 // the table, the summary and the cards always describe the same rounds: those checked so far.
 
+import { define } from "../ui/widget.js";
 import { el as element } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
@@ -104,7 +105,7 @@ function fit(figure, width) {
   return far;
 }
 
-export default (settings) => ({
+export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: settings.args.gamma, format: (v) => `${v}`, url: true },
     { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: settings.args.alpha, format: (v) => v.toFixed(2), url: true },
@@ -209,4 +210,4 @@ export default (settings) => ({
       cleanup: () => task?.stop(),
     };
   },
-});
+}));

@@ -6,7 +6,9 @@
 //   <script type="application/json">{"handler": "verify.pair", "args": {"p": [...], "q": [...]}}</script>
 //   </div>
 
-export default (settings) => ({
+import { define } from "../ui/widget.js";
+
+export default define(import.meta.url, (settings) => ({
   controls: [
     {
       key: "blend",
@@ -33,4 +35,4 @@ export default (settings) => ({
       },
     };
   },
-});
+}));

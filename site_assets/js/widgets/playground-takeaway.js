@@ -6,10 +6,11 @@
 //   <script type="application/json">{"handler": "playground.run", "args": {"quality": 0.85, "gamma": 4}}</script>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el } from "../ui/controls.js";
 import { followPlayground } from "./playground.js";
 
-export default {
+export default define(import.meta.url, {
   live: false, // no call of its own: the Playground's results come to it
   view(ctx) {
     const chart = ctx.chart("Line chart: expected tokens per target pass against alpha, one line per γ, your setting marked");
@@ -32,4 +33,4 @@ export default {
     }, ctx.signal);
     return { paint };
   },
-};
+});

@@ -12,6 +12,7 @@
 // only answers for the controls' current state are painted. Run advances the same run by chunks sized to take
 // about 30 ms each, painting between them, until 2,000 more rounds are played or Stop.
 
+import { define } from "../ui/widget.js";
 import { el } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
@@ -82,7 +83,7 @@ function legend() {
   return root;
 }
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const d = settings.args || {};
   return {
     controls: [
@@ -93,7 +94,7 @@ export default (settings) => {
     ],
     view,
   };
-};
+});
 
 function view(ctx) {
   const root = ctx.el;

@@ -8,6 +8,7 @@
 //   <template data-sd-settings>{"handler": "sampling.explore", "args": {"prompt": "...", "temperature": 1, ...}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
@@ -17,7 +18,7 @@ const DECLARED = [
 ];
 const verdictOf = (v) => (v ? "consistent ✓" : "rejected ✗");
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const args = settings.args;
   return {
     controls: [
@@ -41,7 +42,7 @@ export default (settings) => {
     ],
     view,
   };
-};
+});
 
 function view(ctx) {
   const summary = el("p", "sd-verdict");

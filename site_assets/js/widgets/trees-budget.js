@@ -8,6 +8,7 @@
 //
 // URL state: k, depth, alpha, seed (shared with the tree round above on the same page).
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
@@ -16,7 +17,7 @@ const MODES = [
   ["false", "without replacement"],
 ];
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const base = settings.args;
   return {
     controls: [
@@ -51,4 +52,4 @@ export default (settings) => {
       };
     },
   };
-};
+});

@@ -8,6 +8,7 @@
 //
 // URL state: k, depth, alpha, seed (clamped by the binding, which says so).
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
@@ -20,7 +21,7 @@ const MODES = [
   ["false", "without replacement"],
 ];
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const base = settings.args;
   return {
     controls: [
@@ -41,7 +42,7 @@ export default (settings) => {
     ],
     view: (ctx) => view(ctx, settings),
   };
-};
+});
 
 function view(ctx, settings) {
   const runRounds = settings.runRounds || 200;

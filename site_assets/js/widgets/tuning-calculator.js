@@ -8,6 +8,7 @@
 //   <script type="application/json">{"handler": "tuning.calculator", "args": {"alpha": 0.8, "gamma": 4, "cost": 0.05}}</script>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { writeQuery } from "../ui/url.js";
 
@@ -25,7 +26,7 @@ const SOURCES = [
 
 const times = (v) => `${Number(v).toFixed(2)}×`;
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const a = { ...Object.fromEntries(Object.entries(SPEC).map(([k, s]) => [k, s.value])), ...settings.args };
   return {
     controls: [
@@ -58,7 +59,7 @@ export default (settings) => {
     ],
     view,
   };
-};
+});
 
 function view(ctx) {
   const { source, alpha, rate, length, gamma, cost } = ctx.controls;

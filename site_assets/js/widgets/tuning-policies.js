@@ -7,6 +7,7 @@
 //   <template data-sd-settings>{"handler": "tuning.policies", "args": {"tokens": 300, "seed": 0}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
@@ -24,7 +25,7 @@ const MEASURES = [
   ["speedup", "Speedup at cost c", 2],
 ];
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const base = settings.args || {};
   return {
     live: false, // nothing to compute until Run: the build-time run is on screen
@@ -44,7 +45,7 @@ export default (settings) => {
     ],
     view,
   };
-};
+});
 
 function view(ctx) {
   const run = ctx.button("Run", () => start(), "md-button--primary");

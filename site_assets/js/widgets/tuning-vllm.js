@@ -12,6 +12,7 @@
 //     "context": 1024}}</template>
 //   </div>
 
+import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
@@ -39,7 +40,7 @@ const COLUMNS = [
   ["iid", "i.i.d. fit αᵏ", fixed(3)],
 ];
 
-export default (settings) => {
+export default define(import.meta.url, (settings) => {
   const a = settings.args || {};
   return {
     controls: [
@@ -56,7 +57,7 @@ export default (settings) => {
     metrics: METRICS,
     view,
   };
-};
+});
 
 function view(ctx) {
   const { metrics, later } = ctx.controls;

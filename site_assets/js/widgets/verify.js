@@ -13,6 +13,7 @@
 // - "rates": what a serving log reports, the draft acceptance rate (accepted / drafted), against the per-token
 //   acceptance rate α and α^γ. Handler verify.rates.
 
+import { define } from "../ui/widget.js";
 import { fixed } from "../ui/controls.js";
 import { prob, promptView, roundArgs, roundControls, roundPanel } from "./ngram-prompt.js";
 import { relation } from "./relation.js";
@@ -159,4 +160,4 @@ const rates = (settings) => ({
   },
 });
 
-export default (settings) => (settings.kind === "rates" ? rates(settings) : round(settings));
+export default define(import.meta.url, (settings) => (settings.kind === "rates" ? rates(settings) : round(settings)));
