@@ -13,11 +13,28 @@
 
 let uid = 0;
 
-export function el(tag, className, text) {
+// An element with its class and children (text or nodes; null and undefined are skipped).
+export function el(tag, className, ...children) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  node.append(...children.filter((c) => c !== null && c !== undefined));
   return node;
+}
+
+// A line that screen readers announce when it changes: a verdict, a summary, a status.
+export function announce(className, text = "", tag = "p") {
+  const node = el(tag, className, text);
+  node.setAttribute("role", "status");
+  node.setAttribute("aria-live", "polite");
+  return node;
+}
+
+// A region that may scroll sideways on a narrow screen takes keyboard focus (axe-core scrollable-region-focusable).
+export function scroller(label, child, className = "") {
+  const wrap = Object.assign(el("div", `sd-scroll ${className}`.trim(), child), { tabIndex: 0 });
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", label);
+  return wrap;
 }
 
 export function formatNumber(value) {
@@ -27,6 +44,11 @@ export function formatNumber(value) {
 }
 
 export const fixed = (digits) => (v) => Number(v).toFixed(digits);
+export const times = (v) => `${Number(v).toFixed(2)}×`;
+export const percent = (v) => `${(100 * v).toFixed(1)}%`;
+// A p-value: three decimals, or a short exponent when tiny.
+export const pValue = (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v));
+export const verdictText = (v) => (v ? "consistent ✓" : "rejected ✗");
 
 export function button(label, className = "") {
   const b = el("button", `md-button ${className}`.trim(), label);
@@ -132,20 +154,17 @@ export function control(spec, name) {
   };
 }
 
-// Metric tiles: [{name, label}] -> <dl> of label and an <output data-metric=name> (aria-live) per metric.
+// A metric's <output data-metric=name>, announced when it changes.
+export function output(name, text = "…", className = "") {
+  const out = el("output", className, text);
+  out.dataset.metric = name;
+  out.setAttribute("aria-live", "polite");
+  return out;
+}
+
+// Metric tiles: [{name, label}] -> <dl> of label and an output per metric.
 export function tiles(items) {
-  const root = el("dl", "sd-tiles");
-  for (const { name, label } of items) {
-    const item = el("div", "sd-tile");
-    const out = el("output", "", "…");
-    out.dataset.metric = name;
-    out.setAttribute("aria-live", "polite");
-    const dd = el("dd");
-    dd.append(out);
-    item.append(el("dt", "", label), dd);
-    root.append(item);
-  }
-  return root;
+  return el("dl", "sd-tiles", ...items.map(({ name, label }) => el("div", "sd-tile", el("dt", "", label), el("dd", "", output(name)))));
 }
 
 // Sets data-value (the raw number; "" for none) and the text of every [data-metric=name] inside root.

@@ -11,9 +11,13 @@
 //     metrics: [{name, label, format}],      // tiles; format(value, allMetrics) -> text
 //     args: (values, settings, extra) => ({...}),   // default: {...settings.args, ...values, ...extra}; a view
 //                                            // may return its own args (when they hold state of its own)
+//     chart: "aria label",                   // a chart of result.figure; or charts: {key: label} of result.figures
 //     live: true,                            // false: no call until the view asks (a Run button, say)
-//     view(ctx) { ...build the DOM...; return { paint(result, args), adopt?(result, args), args?, cleanup?() } },
+//     view(ctx) { ...build the DOM...; return { paint?(result, args), adopt?(result, args), args?, cleanup?() } },
+//     note: () => node,                      // without a view: controls, charts, tiles and this note, in that order
 //   };
+//
+// Declared charts (ctx.charts[key]) and metrics are painted by the binding; a view's paint adds the rest.
 //
 // What the binding does:
 // - first paint: the build-time result is painted only when the controls' state (after the URL) asks for the
@@ -30,8 +34,8 @@
 //
 // The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
 // values(), set(patch), group(class, keys),
-// chart(label), render(chart, figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text),
-// clearMetric(name, text), request(action?), call(handler, args, {signal}), task(), on(target, type, fn),
+// charts (key -> declared chart), chartRow(class), chart(label), render(chart, figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text),
+// clearMetric(name, text), request(action?), call(handler, args, {signal}), task(), runButton(loop), on(target, type, fn),
 // button(label, onClick, class), notice(text), markLive(), report(error), onStatus(fn). A view's args may return
 // null: nothing is asked of Python for that state.
 //   request(action) -> Promise<result | null>: null when the result was not painted (the state moved on).
@@ -238,6 +242,32 @@ function bind(el, definition, entry) {
       signal.addEventListener("abort", () => controller.abort(), { once: true, signal: controller.signal });
       return { signal: controller.signal, stop: () => controller.abort() };
     },
+    // Run, reading Stop while loop(signal, ...args) runs as a task (data-sd-running on the widget); a press then
+    // stops it. stop() resolves once the loop has ended; a failure the widget showed is not thrown again.
+    runButton(loop, className = "") {
+      let task = null;
+      let running = Promise.resolve();
+      const runner = { running: () => task !== null };
+      runner.button = ctx.button("Run", () => (task ? task.stop() : runner.run()), className);
+      runner.run = (...args) => {
+        task = ctx.task();
+        runner.button.textContent = "Stop";
+        el.dataset.sdRunning = "true";
+        running = loop(task.signal, ...args).finally(() => {
+          task = null;
+          runner.button.textContent = "Run";
+          delete el.dataset.sdRunning;
+        });
+        return running;
+      };
+      runner.stop = () => {
+        task?.stop();
+        return running.catch((err) => {
+          if (!err?.shown && err?.name !== "AbortError") throw err;
+        });
+      };
+      return runner;
+    },
     button(label, onClick, className = "") {
       const b = button(label, className);
       b.addEventListener("click", guard(onClick));
@@ -253,7 +283,16 @@ function bind(el, definition, entry) {
     },
   };
 
-  view = def.view(ctx);
+  const declared = def.charts ?? (def.chart ? { figure: def.chart } : {});
+  ctx.charts = Object.fromEntries(Object.entries(declared).map(([key, label]) => [key, ctx.chart(label)]));
+  ctx.chartRow = (className = "sd-charts") => element("div", className, ...Object.values(ctx.charts));
+  view = def.view ? def.view(ctx) : standardView(ctx, def);
+  const own = view.paint;
+  view.paint = (result, args) => {
+    for (const [key, chart] of Object.entries(ctx.charts)) ctx.render(chart, result.figures?.[key] ?? result[key]);
+    if (def.metrics && result.metrics) ctx.setMetrics(result.metrics);
+    return own?.(result, args);
+  };
   entry.cleanup = view.cleanup || null;
   for (const note of notes) ctx.notice(note);
   for (const spec of specs) {
@@ -285,6 +324,11 @@ function bind(el, definition, entry) {
     else el.prepend(pending);
   }
   if (def.live !== false) refresh();
+}
+
+function standardView(ctx, def) {
+  ctx.el.append(ctx.group("sd-controls"), ...Object.values(ctx.charts), ctx.tiles(), ...(def.note ? [def.note()] : []));
+  return {};
 }
 
 function clampNumber(value, { min, max, step = 1, value: fallback }) {

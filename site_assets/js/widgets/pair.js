@@ -8,31 +8,16 @@
 
 import { define } from "../ui/widget.js";
 
+const percent = (v) => `${Math.round(v * 100)}%`;
+
 export default define(import.meta.url, (settings) => ({
   controls: [
-    {
-      key: "blend",
-      label: "Draft blend toward the target",
-      min: 0,
-      max: 1,
-      step: 0.05,
-      value: settings.args.blend ?? 0,
-      format: (v) => `${Math.round(v * 100)}%`,
-    },
+    { key: "blend", label: "Draft blend toward the target", min: 0, max: 1, step: 0.05, value: settings.args.blend ?? 0, format: percent },
   ],
   metrics: [
     { name: "beta", label: "β = Σ min(p, q): P(a draft token is accepted)" },
     { name: "reject-rate", label: "Rejection probability 1 − β" },
     { name: "tv-distance", label: "Total variation TV(p, q)" },
   ],
-  view(ctx) {
-    const chart = ctx.chart("Bar chart of the target p, the draft q, min(p, q) and the residual, per token");
-    ctx.el.append(ctx.controls.blend.root, chart, ctx.tiles());
-    return {
-      paint(result) {
-        ctx.render(chart, result.figure);
-        ctx.setMetrics(result.metrics);
-      },
-    };
-  },
+  chart: "Bar chart of the target p, the draft q, min(p, q) and the residual, per token",
 }));
