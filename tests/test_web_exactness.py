@@ -105,12 +105,18 @@ def test_whole_round_check_is_a_comparison_not_a_constant(monkeypatch: pytest.Mo
     result = exactness.check([8, 7, 5], [1, 1, 3], gamma=2)
     assert result["round"]["equal"] is False
     assert result["metrics"]["exact"] == 0
+    assert result["verdict"].startswith("Some probabilities differ") and result["verdict"].endswith("(not equal).")
     assert all(row["equal"] for row in result["prefix"])  # the two-token table still used the real law
 
 
 def test_check_worked_example_fractions() -> None:
     """p = [8, 7, 5] / 20 = [.4, .35, .25], q = [1, 1, 3] / 5: beta = 13/20, corrections [1/5, 3/20, 0]."""
     result = run("exactness.check", p=[8, 7, 5], q=[1, 1, 3], gamma=2)
+    assert result["verdict"] == (
+        "All 12 table rows equal the target's exactly, as fractions (β = 13/20), and so do all 27 prefixes of 3 "
+        "tokens, as many as one round with \N{GREEK SMALL LETTER GAMMA} = 2 emits when it accepts every draft and "
+        "takes its bonus."
+    )
     assert result["beta"] == "13/20" and result["metrics"]["beta"] == 0.65
     assert [r["correction"] for r in result["position"]] == ["1/5", "3/20", "0"]
     assert [r["accepted"] for r in result["position"]] == ["1/5", "1/5", "1/4"]

@@ -22,7 +22,7 @@ from ..distributions import sample
 from . import handler
 from .args import check_choice, check_int, check_labels, check_list, check_pair, check_seed
 from .correct import MAX_SAMPLES, fit_metrics, rotated, sample_rounds
-from .plot import Figure, bar, probability_bars, rounded, with_pattern
+from .plot import GAMMA, Figure, bar, probability_bars, rounded, with_pattern
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
 _ROUTES = ("p", "q", "accepted", "correction", "emitted")  # the columns of the one-position table
@@ -117,7 +117,22 @@ def check(p: list[int], q: list[int], gamma: int = 2, labels: list[str] | None =
         "round": whole,
         "beta": str(beta),
         "metrics": metrics | {"round-prefixes": whole["prefixes"]},
+        "verdict": _check_verdict(metrics, whole, g, str(beta)),
     }
+
+
+def _check_verdict(metrics: dict[str, Any], whole: dict[str, Any], gamma: int, beta: str) -> str:
+    """The sentence under the tables: every comparison Python made, and how many."""
+    rows = metrics["cells-checked"]
+    round_ = (
+        f"all {whole['prefixes']} prefixes of {whole['length']} tokens, as many as one round with {GAMMA} = {gamma} "
+        "emits when it accepts every draft and takes its bonus"
+    )
+    if metrics["exact"]:
+        exactly = f"exactly, as fractions (\N{GREEK SMALL LETTER BETA} = {beta})"
+        return f"All {rows} table rows equal the target's {exactly}, and so do {round_}."
+    equal = "equal" if whole["equal"] else "not equal"
+    return f"Some probabilities differ from the target's: {rows} table rows and {round_} compared ({equal})."
 
 
 # Teaching only: broken rounds -----------------------------------------------------------------------------------

@@ -2,10 +2,6 @@
 // tokens and picks γ; Python (theory.exact_output_distribution, exact_prefix_distribution, target_prefix_distribution,
 // all with fractions.Fraction) returns the tables and the check of the first γ + 1 tokens, and every ✓ is a
 // comparison Python made, not a label.
-//
-//   <div class="sd-widget" data-widget="exact-check">
-//   <template data-sd-settings>{"handler": "exactness.check", "args": {"p": [8, 7, 5], "q": [1, 1, 3], "gamma": 2}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
 import { announce, el, scroller } from "../ui/controls.js";
@@ -84,16 +80,12 @@ function view(ctx) {
       two.fill([]);
       return null;
     },
-    paint(result, args) {
+    paint(result) {
       one.fill(result.position.map((r) => [r.token, r.p, r.q, r.accepted, r.correction, r.emitted, r.equal]));
       two.fill(result.prefix.map((r) => [r.prefix, r.speculative, r.target, r.equal]));
       const m = result.metrics;
       ctx.setMetric("beta", m.beta, `${result.beta} ≈ ${Number(m.beta).toFixed(3)}`);
-      const { length, prefixes, equal } = result.round;
-      const round = `all ${prefixes} prefixes of ${length} tokens, as many as one round with γ = ${args.gamma} emits when it accepts every draft and takes its bonus`;
-      verdict.textContent = m.exact
-        ? `All ${m["cells-checked"]} table rows equal the target's exactly, as fractions (β = ${result.beta}), and so do ${round}.`
-        : `Some probabilities differ from the target's: ${m["cells-checked"]} table rows and ${round} compared (${equal ? "equal" : "not equal"}).`;
+      verdict.textContent = result.verdict; // every comparison Python made, and how many
     },
   };
 }

@@ -3,10 +3,6 @@
 // so "accepted" means "below the top of the stem". Corrections and bonuses float above, discarded drafts lie
 // on the floor. Python (handler home.run) runs the rounds and builds the figure; this file only wires it up.
 //
-//   <div class="sd-widget" data-widget="lab3d">
-//   <script type="application/json">{"handler": "home.run", "args": {"gamma": 4, "alpha": 0.8, ..., "rounds": 16}}</script>
-//   </div>
-//
 // Controls: "Speculation length γ", "Agreement rate α", "Draft cost c", "Seed" (URL state gamma, alpha, cost, seed).
 // Buttons replay the run one half-step at a time (drafted, then checked): Run (Stop), Step, Reset. The chart,
 // the table, the summary and the cards always describe the same rounds: those checked so far.
@@ -147,13 +143,7 @@ export default define(import.meta.url, (settings) => ({
           else ctx.setMetric(card.name, "", "—");
           ctx.setMetric(`${card.name}-theory`, m[`${card.name}-theory`], card.format(m[`${card.name}-theory`]));
         }
-        const passes = m["target-passes"];
-        footnote.textContent = passes
-          ? `Counted over the ${passes === 1 ? "round" : `${passes} rounds`} checked so far: ` +
-            `${m["tokens-emitted"]} tokens, speedup ${times(m.speedup)} (theory ${times(m["speedup-theory"])}). ` +
-            `Theory assumes i.i.d. acceptance, as this model pair has (Leviathan et al. 2023, Eq. 1 and Theorem 3.8); ` +
-            `a few rounds scatter around it.`
-          : "No round has been checked yet: the cards fill in as the target checks each round.";
+        footnote.textContent = result.footnote;
       },
     };
   },
