@@ -1,49 +1,42 @@
-// The one binding: a widget module declares its controls, handler, metrics and view; this file does the rest.
+// The one binding: a widget module declares its controls, handler, metrics, charts and view; this file does the rest.
 //
-// A page holds placeholders <div class="sd-widget" data-widget="NAME"> with inert JSON in
-// <template data-sd-settings> (its "handler" and "args") and the build-time result in <template data-sd-initial>.
-// mountAll(root) imports js/widgets/NAME.js on demand and binds its default export, an object (or a function of
-// the settings returning one):
+// A page holds placeholders <div class="sd-widget" data-widget="NAME"> with inert JSON in <template data-sd-settings>
+// (its "handler" and "args") and the build-time result in <template data-sd-initial>. js/widgets/NAME.js hands
+// define(import.meta.url, definition) an object, or a function of the settings returning one:
 //
-//   export default {
-//     handler: "bonus.simulate",             // default: settings.handler
-//     controls: [{key, label, ...}],         // or settings => [...]; see ui/controls.js
-//     metrics: [{name, label, format}],      // tiles; format(value, allMetrics) -> text
-//     args: (values, settings, extra) => ({...}),   // default: {...settings.args, ...values, ...extra}; a view
-//                                            // may return its own args (when they hold state of its own)
-//     chart: "aria label",                   // a chart of result.figure; or charts: {key: label} of result.figures
-//     live: true,                            // false: no call until the view asks (a Run button, say)
-//     view(ctx) { ...build the DOM...; return { paint?(result, args), adopt?(result, args), args?, cleanup?() } },
-//     note: () => node,                      // without a view: controls, charts, tiles and this note, in that order
-//   };
-//
-// Declared charts (ctx.charts[key]) and metrics are painted by the binding; a view's paint adds the rest.
+//   handler: "bonus.simulate"                    default: settings.handler
+//   controls: [{key, label, ...}]                or settings => [...]; see ui/controls.js
+//   metrics: [{name, label, format}]             tiles; format(value, allMetrics) -> text
+//   args: (values, settings, extra) => ({...})   default {...settings.args, ...values, ...extra}; or the view's
+//   chart: "aria label"                          a chart of result.figure; charts: {key: label}, of result.figures[key]
+//   live: false                                  no call until the view asks (a Run button, say)
+//   view(ctx) -> {paint?, adopt?, args?, cleanup?}   builds the DOM; without one: controls, charts, tiles and note()
 //
 // What the binding does:
-// - first paint: the build-time result is painted only when the controls' state (after the URL) asks for the
-//   same arguments it was computed with; otherwise the widget says "Computing for γ = 8…" until Python answers;
+// - paint: the build-time result is painted only when the controls' state (after the URL) asks for the same
+//   arguments it was computed with; otherwise the widget says "Computing for γ = 8…" until Python answers.
+//   Declared charts and metrics are painted by the binding, then the view's paint adds the rest;
 // - the live loop: every committed control change bumps the state's version, writes url controls back to the query
 //   and asks for a result. One call runs at a time; a waiting refresh is replaced by a newer one (latest wins), a
 //   queued action (ctx.request with an action) is never dropped. A result is painted only if the state has not
 //   changed since it was asked for (a refresh: since it was sent; an action: since the reader asked for it);
 //   `adopt` (if any) sees every result, painted or not (a run's state);
 // - errors: a banner with Retry on the widget (the page's, when the worker itself failed) and console.error;
-// - no stale numbers: when the controls' state gets no result (the view's args say null, or its call failed), the
-//   widget's metrics painted for another state are cleared ("—");
+// - no stale numbers: when the controls' state gets no result (args say null, or the call failed), the widget's
+//   metrics painted for another state are cleared ("—");
 // - unmount: listeners added through ctx.on or ctx.signal go, charts are purged, the placeholder is restored.
 //
 // The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
-// values(), set(patch), group(class, keys),
-// charts (key -> declared chart), chartRow(class), chart(label), render(chart, figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text),
-// clearMetric(name, text), request(action?), call(handler, args, {signal}), task(), runButton(loop), on(target, type, fn),
-// button(label, onClick, class), notice(text), markLive(), report(error), onStatus(fn). A view's args may return
-// null: nothing is asked of Python for that state.
+// values(), set(patch), group(class, keys), charts (key -> chart), chartRow(class), chart(label), render(chart,
+// figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text), clearMetric(name, text),
+// request(action?), call(handler, args, {signal}), task(), runButton(loop), on(target, type, fn), button(label,
+// onClick, class), notice(text), markLive(), report(error), onStatus(fn).
 //   request(action) -> Promise<result | null>: null when the result was not painted (the state moved on).
 //   action: {extra, handler, args(values), paint(result, args), adopt(result, args)}, all optional.
 
 import { render, purge } from "../runtime/charts.js";
 import { SDError, onStatus, python } from "../runtime/python.js";
-import { button, clearMetric, control, el as element, formatNumber, setMetric, tiles } from "./controls.js";
+import { announce, button, clearMetric, control, el as element, formatNumber, setMetric, tiles } from "./controls.js";
 import { banner, showError } from "./status.js";
 import { PARAMS, readQuery, writeQuery } from "./url.js";
 
@@ -209,11 +202,7 @@ function bind(el, definition, entry) {
       writeUrl();
       if (!quiet) refresh();
     },
-    group(className, keys = specs.map((s) => s.key)) {
-      const div = element("div", className);
-      div.append(...keys.map((key) => controls[key].root));
-      return div;
-    },
+    group: (className, keys = specs.map((s) => s.key)) => element("div", className, ...keys.map((key) => controls[key].root)),
     chart(label) {
       // role=figure (not img): Plotly's mode bar puts focusable buttons inside the chart.
       const div = element("div", "sd-chart");
@@ -273,14 +262,7 @@ function bind(el, definition, entry) {
       b.addEventListener("click", guard(onClick));
       return b;
     },
-    notice(text) {
-      const note = element("p", "sd-notice", text);
-      note.setAttribute("role", "status");
-      const notes = el.querySelectorAll(":scope > .sd-notice");
-      if (notes.length) notes[notes.length - 1].after(note);
-      else el.prepend(note);
-      return note;
-    },
+    notice: (text) => atTop(el, announce("sd-notice", text)),
   };
 
   const declared = def.charts ?? (def.chart ? { figure: def.chart } : {});
@@ -316,14 +298,18 @@ function bind(el, definition, entry) {
   } else if (initial) {
     const changed = specs.filter((s) => now[s.key] !== start[s.key]);
     const said = changed.map((s) => `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`);
-    pending = element("p", "sd-pending", `Computing for ${said.join(", ")}…`);
-    pending.setAttribute("role", "status");
+    pending = atTop(el, announce("sd-pending", `Computing for ${said.join(", ")}…`));
     pending.dataset.sdPending = "";
-    const notes = el.querySelectorAll(":scope > .sd-notice");
-    if (notes.length) notes[notes.length - 1].after(pending);
-    else el.prepend(pending);
   }
   if (def.live !== false) refresh();
+}
+
+// Notes stack at the top of the widget, in the order they came.
+function atTop(el, node) {
+  const notes = el.querySelectorAll(":scope > .sd-notice");
+  if (notes.length) notes[notes.length - 1].after(node);
+  else el.prepend(node);
+  return node;
 }
 
 function standardView(ctx, def) {
