@@ -1,10 +1,6 @@
 // Widget "bonus-sim": how often a round ends with a bonus token. Sliders α and γ; Python simulates a few thousand
 // real rounds of the agreement pair (models.agreement_pair, steps.draft + steps.speculative_round) and returns
 // them beside theory.accepted_count_distribution and theory.expected_tokens. URL state: alpha, gamma, seed.
-//
-//   <div class="sd-widget" data-widget="bonus-sim">
-//   <template data-sd-settings>{"handler": "bonus.simulate", "args": {"alpha": 0.8, "gamma": 4, "rounds": 2000, "seed": 0}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
 import { announce, fixed, percent } from "../ui/controls.js";

@@ -2,10 +2,6 @@
 // (presets) and morphs the draft q with three sliders; Python returns p, q, min(p, q) and the residual, plus the
 // stacked "proof" chart where accepted mass and correction mass add up to p(x). "Sample 10,000 rounds" runs the
 // real steps (steps.draft, then steps.speculative_round) in the worker and compares the emitted tokens with p.
-//
-//   <div class="sd-widget" data-widget="correct-split">
-//   <template data-sd-settings>{"handler": "correct.split", "args": {"preset": "worked", "temperature": 1, "shift": 0, "blend": 0}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
 import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
@@ -20,21 +16,14 @@ const PRESETS = [
 const DEFAULTS = { temperature: 1, shift: 0, blend: 0 };
 const SAMPLES = 10_000;
 const PAIR = ["preset", "temperature", "shift", "blend"];
+const temperatureText = (v) => (v < 1 ? `${fixed(2)(v)} (sharper)` : v > 1 ? `${fixed(2)(v)} (flatter)` : "1 (as is)");
 
 export default define(import.meta.url, (settings) => {
   const args = { preset: "worked", ...DEFAULTS, ...settings.args };
   return {
     controls: [
       { key: "preset", label: "Starting pair", kind: "choice", options: PRESETS, value: args.preset, onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }) },
-      {
-        key: "temperature",
-        label: "Draft temperature",
-        min: 0.25,
-        max: 4,
-        step: 0.25,
-        value: args.temperature,
-        format: (v) => (v < 1 ? `${fixed(2)(v)} (sharper)` : v > 1 ? `${fixed(2)(v)} (flatter)` : "1 (as is)"),
-      },
+      { key: "temperature", label: "Draft temperature", min: 0.25, max: 4, step: 0.25, value: args.temperature, format: temperatureText },
       { key: "shift", label: "Draft shift (tokens)", min: -2, max: 2, step: 1, value: args.shift, format: (v) => (v > 0 ? `+${v}` : String(v)) },
       { key: "blend", label: "Blend draft toward target", min: 0, max: 1, step: 0.05, value: args.blend, format: (v) => `${Math.round(v * 100)}%` },
       { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: 0, live: false }, // only Sample uses it

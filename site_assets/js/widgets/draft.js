@@ -2,12 +2,7 @@
 //
 // - "ngram" (default): the bigram draft model of Pride and Prejudice proposes γ words after the reader's prompt,
 //   one at a time. Each drafted word shows q(x), the draft's top candidates at that position, and (as a preview
-//   of Verify) what the trigram target thinks of it, p(x). Handler draft.ngram.
-//
-//     <div class="sd-widget" data-widget="draft">
-//     <script type="application/json">{"handler": "draft.ngram", "args": {"prompt": "...", "gamma": 4, "seed": 7},
-//       "prompts": ["...", "..."]}</script>
-//     </div>
+//   of Verify) what the trigram target thinks of it, p(x). Handler draft.ngram; settings "prompts": the presets.
 //
 // - "risk": why longer drafts are riskier: α^γ against the speedup of Thm 3.8 as γ grows. Handler draft.risk.
 

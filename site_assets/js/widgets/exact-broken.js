@@ -2,10 +2,6 @@
 // Python returns its exact output distribution (in fractions, then as floats) and, on "Sample 10,000 rounds", a
 // seeded sample with its TV and chi-square p-value. The broken variants live in specdec_core/web/exactness.py as
 // teaching-only functions; "exact" and "zero-draft" run the real steps.
-//
-//   <div class="sd-widget" data-widget="exact-broken">
-//   <script type="application/json">{"handler": "exactness.broken", "args": {"variant": "exact", "p": [...], "q": [...], "labels": [...]}}</script>
-//   </div>
 
 const SAMPLES = 10_000;
 const NAMES = {

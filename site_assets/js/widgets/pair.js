@@ -1,10 +1,6 @@
 // Widget "pair": one position of verification. Target p, draft q, the accepted mass min(p, q) and the residual a
 // correction is drawn from, for the settings' p and q; a slider blends the draft toward the target.
 // The smallest complete widget (ui/widget.js does the rest).
-//
-//   <div class="sd-widget" data-widget="pair">
-//   <script type="application/json">{"handler": "verify.pair", "args": {"p": [...], "q": [...]}}</script>
-//   </div>
 
 import { define } from "../ui/widget.js";
 

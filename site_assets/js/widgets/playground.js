@@ -1,9 +1,5 @@
 // Widget "playground": speculative decoding on the 24-word quality pair, played round by round in the worker.
-//
-//   <div class="sd-widget" data-widget="playground">
-//   <template data-sd-settings>{"handler": "playground.run", "args": {...}, "runRounds": 2000,
-//     "experiments": [{"title", "predict", "look", "set": {"quality", "gamma"}, "reset": bool}, ...]}</template>
-//   </div>
+// Settings beyond handler and args: "runRounds", and "experiments" [{title, predict, look, set, reset}].
 //
 // All the numbers come from specdec_core.web "playground.run". Python keeps nothing between calls: each answer
 // carries the run's state, which this widget sends back with the next call (so a Retry after a dead worker goes
@@ -13,7 +9,7 @@
 // about 30 ms each, painting between them, until 2,000 more rounds are played or Stop.
 
 import { define } from "../ui/widget.js";
-import { el, output as metricOutput } from "../ui/controls.js";
+import { announce, el, output as metricOutput } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
@@ -60,11 +56,17 @@ function tile(label, main, ...below) {
 }
 const theoryTile = (label, name) => tile(label, output(name), "theory ", output(`${name}-theory`));
 
-const LEGEND = { accepted: "accepted (draft agreed)", rejected: "rejected", correction: "→ resampled (correction)", discarded: "discarded (after the rejection)", bonus: "bonus token (all accepted)" };
+const LEGEND = {
+  accepted: "accepted (draft agreed)",
+  rejected: "rejected",
+  correction: "→ resampled (correction)",
+  discarded: "discarded (after the rejection)",
+  bonus: "bonus token (all accepted)",
+};
 
 function legend() {
-  const items = Object.entries(LEGEND).map(([kind, text]) => el("li", "", el("span", `sd-token sd-token--${kind}`, kind === "correction" ? "dog" : "cat"), " ", text));
-  const root = el("ul", "sd-pg-legend", ...items);
+  const token = (kind) => el("span", `sd-token sd-token--${kind}`, kind === "correction" ? "dog" : "cat");
+  const root = el("ul", "sd-pg-legend", ...Object.entries(LEGEND).map(([kind, text]) => el("li", "", token(kind), " ", text)));
   root.setAttribute("aria-label", "Legend of the token stream");
   return root;
 }
@@ -89,9 +91,7 @@ function view(ctx) {
   const runNote = el("span", "sd-note", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
   const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => step()), ctx.button("Reset", () => reset()), runNote);
 
-  const explain = el("p", "sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
-  explain.setAttribute("aria-live", "polite");
-  explain.setAttribute("role", "status");
+  const explain = announce("sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
 
   // --- metrics ---
   const sd = el("span", "sd-pg-sd");
@@ -259,19 +259,14 @@ function view(ctx) {
   }
 
   function renderStream(rounds, total) {
-    stream.replaceChildren();
-    for (const r of rounds) {
-      const group = el("span", "sd-pg-round");
+    const groups = rounds.map((r) => {
+      const tokens = r.tokens.map(([word, kind]) => Object.assign(el("span", `sd-token sd-token--${kind}`, word), { title: kind }));
+      const group = el("span", "sd-pg-round", el("span", "sd-pg-round__n", String(r.round)), ...tokens);
       group.title = `Round ${r.round}: γ = ${r.gamma}, draft quality ${r.quality}`;
-      group.append(el("span", "sd-pg-round__n", String(r.round)));
-      for (const [word, kind] of r.tokens) {
-        const token = el("span", `sd-token sd-token--${kind}`, word);
-        token.title = kind;
-        group.append(token);
-      }
       group.setAttribute("aria-label", `Round ${r.round}: ${r.tokens.map(([w, k]) => `${w} ${k}`).join(", ")}`);
-      stream.append(group);
-    }
+      return group;
+    });
+    stream.replaceChildren(...groups);
     streamHead.textContent = total
       ? `Showing the last ${rounds.length} of ${total.toLocaleString("en")} rounds (the last round wrote “${emittedWords(rounds.at(-1).tokens)}”).`
       : "No rounds yet.";

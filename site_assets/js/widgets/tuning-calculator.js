@@ -3,10 +3,6 @@
 // the draft's operations ratio ĉ; Python (theory.py) returns the expected tokens per pass, the speedup of Thm 3.8,
 // the optimal γ, the operations factor of Thm 3.11 and the break-even α, with two charts. URL state: alpha, gamma,
 // cost (clamped, with a notice).
-//
-//   <div class="sd-widget" data-widget="tuning-calculator">
-//   <script type="application/json">{"handler": "tuning.calculator", "args": {"alpha": 0.8, "gamma": 4, "cost": 0.05}}</script>
-//   </div>
 
 import { define } from "../ui/widget.js";
 import { announce, fixed, times } from "../ui/controls.js";

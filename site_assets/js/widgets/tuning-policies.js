@@ -2,10 +2,6 @@
 // n-gram pair with the reader's sampling knobs. Run streams the generation in short chunks (one Python call each,
 // the runs' state handed back every time, so the chunks make exactly the run one call would), so progress shows
 // and Stop ends it between chunks.
-//
-//   <div class="sd-widget" data-widget="tuning-policies">
-//   <template data-sd-settings>{"handler": "tuning.policies", "args": {"tokens": 300, "seed": 0}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
 import { el, output, scroller } from "../ui/controls.js";
@@ -142,6 +138,5 @@ function view(ctx) {
       said(result, `Build-time run (${ctx.settings.args?.tokens ?? 300} tokens per policy, seed ${ctx.settings.args?.seed ?? 0}), text under fixed γ`);
       status.textContent = "Showing a build-time run; press Run for a live one.";
     },
-    cleanup: () => current?.stop(),
   };
 }

@@ -5,11 +5,6 @@
 //   checks each word left to right: accepted when its uniform u falls below min(1, p/q). The chart places each u
 //   against its threshold; a table lists the numbers. Handler verify.ngram.
 //
-//     <div class="sd-widget" data-widget="verify">
-//     <script type="application/json">{"handler": "verify.ngram", "args": {"prompt": "...", "gamma": 4, "seed": 7},
-//       "prompts": ["...", "..."]}</script>
-//     </div>
-//
 // - "rates": what a serving log reports, the draft acceptance rate (accepted / drafted), against the per-token
 //   acceptance rate α and α^γ. Handler verify.rates.
 
