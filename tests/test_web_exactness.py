@@ -178,6 +178,18 @@ def test_broken_variant_exact_tv_values() -> None:
     assert tv == pytest.approx(expected, abs=1e-12)
 
 
+def test_broken_verdict_says_what_the_law_and_the_sample_show() -> None:
+    """Before a sample the sentence reports the exact law's TV; after one, the test's numbers and its reading."""
+    exact = run("exactness.broken", variant="exact", p=P, q=Q)["verdict"]
+    assert exact.endswith("emits p exactly. Sample it to see the statistics agree.")
+    assert "is off by TV 0.0875." in run("exactness.broken", variant="correct-from-p", p=P, q=Q)["verdict"]
+    good = run("exactness.broken", variant="exact", p=P, q=Q, n=10_000, seed=2)
+    assert good["verdict"].startswith(f"10,000 rounds: TV {good['metrics']['tv-distance']:.4f}, about the ")
+    assert good["verdict"].endswith("No evidence against exactness.")
+    bad = run("exactness.broken", variant="q-over-p", p=P, q=Q, n=10_000, seed=2)
+    assert bad["verdict"].endswith("The output is not p.") and "e-0" not in bad["verdict"]
+
+
 @pytest.mark.parametrize("variant", ["exact", "unclipped", "zero-draft"])
 def test_harmless_variants_are_exact(variant: str) -> None:
     """The real steps, p/q without the min, and an honest draft with a zero: exactly p in fractions, and a

@@ -275,6 +275,7 @@ def broken(
     return {
         "figure": _broken_figure(names, p_row, rounded([float(x) for x in law]), counts),
         "metrics": metrics,
+        "verdict": _broken_verdict(metrics),
         "variant": kind,
         "description": BROKEN_VARIANTS[kind],
         "variants": BROKEN_VARIANTS,
@@ -283,6 +284,27 @@ def broken(
         "target": [str(x) for x in p_exact],
         "counts": counts,
     }
+
+
+def _exponent(x: float) -> str:
+    """x in the page's short exponent form (1.2e-5, as JavaScript writes it)."""
+    return f"{x:.1e}".replace("e-0", "e-").replace("e+0", "e+")
+
+
+def _broken_verdict(m: dict[str, float]) -> str:
+    """What the exact law says before a sample, and what the sample's test says after one."""
+    if not m.get("samples"):
+        if m["exact-equal"]:
+            return "In exact arithmetic this implementation emits p exactly. Sample it to see the statistics agree."
+        off = f"is off by TV {m['exact-tv']:.4f}"
+        return f"In exact arithmetic this implementation {off}. Sample it to watch the test catch it."
+    head = f"{int(m['samples']):,} rounds: TV {m['tv-distance']:.4f}"
+    if m["exact"]:
+        noise = f"about the {m['tv-noise']:.4f} that noise alone gives"
+        return f"{head}, {noise}; p-value {m['p-value']:.3f}. No evidence against exactness."
+    return (
+        f"{head}, far above the {m['tv-noise']:.4f} of noise; p-value {_exponent(m['p-value'])}. The output is not p."
+    )
 
 
 def _broken_figure(labels: list[str], p: list[float], law: list[float], counts: list[int]) -> Figure:

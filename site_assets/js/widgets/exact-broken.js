@@ -53,16 +53,8 @@ export default define(import.meta.url, (settings) => ({
         const m = result.metrics;
         const law = (row) => row.map((x, i) => `${result.labels[i]} ${x}`).join(", ");
         description.textContent = `${result.description} Exact output law: ${law(result.law)}; target p: ${law(result.target)}.`;
-        if (m.samples) {
-          verdict.textContent = m.exact
-            ? `${m.samples.toLocaleString("en")} rounds: TV ${fixed(4)(m["tv-distance"])}, about the ${fixed(4)(m["tv-noise"])} that noise alone gives; p-value ${fixed(3)(m["p-value"])}. No evidence against exactness.`
-            : `${m.samples.toLocaleString("en")} rounds: TV ${fixed(4)(m["tv-distance"])}, far above the ${fixed(4)(m["tv-noise"])} of noise; p-value ${Number(m["p-value"]).toExponential(1)}. The output is not p.`;
-        } else {
-          for (const name of SAMPLED) ctx.clearMetric(name, "not sampled"); // nothing measured yet: no number
-          verdict.textContent = m["exact-equal"]
-            ? "In exact arithmetic this implementation emits p exactly. Sample it to see the statistics agree."
-            : `In exact arithmetic this implementation is off by TV ${fixed(4)(m["exact-tv"])}. Sample it to watch the test catch it.`;
-        }
+        verdict.textContent = result.verdict; // the exact law's reading, then the sample's
+        if (!m.samples) for (const name of SAMPLED) ctx.clearMetric(name, "not sampled"); // nothing measured yet: no number
         ctx.setMetric("exact-tv", m["exact-tv"], m["exact-equal"] ? "0 (exactly p)" : fixed(4)(m["exact-tv"]));
       },
     };
