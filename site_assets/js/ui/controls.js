@@ -56,56 +56,46 @@ export function button(label, className = "") {
   return b;
 }
 
-function labelled(kind, spec, id, field) {
-  const root = el("div", `sd-control sd-control--${kind}`);
-  const label = el("label", "", spec.label);
-  label.htmlFor = id;
-  field.id = id;
-  root.append(label, field);
-  return root;
+// A labelled form field, its change committed on "change".
+function field(kind, spec, id, input, get = () => input.value) {
+  Object.assign(input, { id, name: spec.key });
+  const label = Object.assign(el("label", "", spec.label), { htmlFor: id });
+  const root = el("div", kind ? `sd-control sd-control--${kind}` : "sd-control", label, input);
+  return { root, input, event: "change", get, set: (v) => (input.value = v) };
 }
 
 const builders = {
+  // A range commits on every "input"; its output beside it says the value in words (spec.format).
   range(spec, id) {
     const { choices } = spec;
     const bounds = choices ? { min: 0, max: choices.length - 1, step: 1 } : { min: spec.min, max: spec.max, step: spec.step };
-    const input = Object.assign(el("input"), { type: "range", name: spec.key, ...bounds });
-    const read = () => (choices ? choices[Number(input.value)] : Number(input.value));
-    const root = labelled("range", spec, id, input);
-    root.classList.remove("sd-control--range");
-    const output = el("output");
-    output.htmlFor = id;
-    root.append(output);
+    const input = Object.assign(el("input"), { type: "range", ...bounds });
+    const made = field("", spec, id, input, () => (choices ? choices[Number(input.value)] : Number(input.value)));
+    const output = Object.assign(el("output"), { htmlFor: id });
+    made.root.append(output);
     const show = () => {
-      output.textContent = (spec.format || formatNumber)(read());
+      output.textContent = (spec.format || formatNumber)(made.get());
       input.setAttribute("aria-valuetext", output.textContent);
     };
     input.addEventListener("input", show);
     const write = (v) => (input.value = choices ? Math.max(0, choices.indexOf(v)) : v);
-    return { root, input, event: "input", get: read, set: (v) => (write(v), show()) };
+    return { ...made, event: "input", set: (v) => (write(v), show()) };
   },
   number(spec, id) {
-    const input = Object.assign(el("input"), { type: "number", name: spec.key, min: spec.min, max: spec.max, step: spec.step ?? 1 });
-    input.inputMode = "numeric";
-    const root = labelled("number", spec, id, input);
-    return { root, input, event: "change", get: () => Number(input.value), set: (v) => (input.value = v) };
+    const input = Object.assign(el("input"), { type: "number", min: spec.min, max: spec.max, step: spec.step ?? 1, inputMode: "numeric" });
+    return field("number", spec, id, input, () => Number(input.value));
   },
-  select(spec, id) {
-    const input = el("select");
-    input.name = spec.key;
-    for (const [value, label] of spec.options) input.append(new Option(label, value));
-    return { root: labelled("select", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
-  },
+  select: (spec, id) => field("select", spec, id, el("select", "", ...spec.options.map(([value, label]) => new Option(label, value)))),
   text(spec, id) {
-    const input = Object.assign(el("input"), { type: "text", name: spec.key, spellcheck: false, autocomplete: "off" });
+    const input = Object.assign(el("input"), { type: "text", spellcheck: false, autocomplete: "off" });
     if (spec.maxLength) input.maxLength = spec.maxLength;
-    return { root: labelled("text", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
+    return field("text", spec, id, input);
   },
   textarea(spec, id) {
-    const input = Object.assign(el("textarea"), { name: spec.key, rows: spec.rows ?? 6, spellcheck: false });
+    const input = Object.assign(el("textarea"), { rows: spec.rows ?? 6, spellcheck: false });
     input.setAttribute("autocomplete", "off");
     if (spec.placeholder) input.placeholder = spec.placeholder;
-    return { root: labelled("textarea", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
+    return field("textarea", spec, id, input);
   },
   choice(spec) {
     const root = el("div", spec.className ? `sd-chips ${spec.className}` : "sd-chips");
@@ -140,18 +130,8 @@ export function control(spec, name) {
   const made = builders[spec.kind || "range"](spec, id);
   made.set(spec.value);
   if (spec.hidden) made.root.hidden = true;
-  return {
-    spec,
-    root: made.root,
-    input: made.input,
-    event: made.event,
-    get value() {
-      return made.get();
-    },
-    set value(v) {
-      made.set(v);
-    },
-  };
+  const { root, input, event } = made;
+  return Object.defineProperty({ spec, root, input, event }, "value", { get: made.get, set: made.set, enumerable: true });
 }
 
 // A metric's <output data-metric=name>, announced when it changes.
