@@ -53,10 +53,8 @@ export default define(import.meta.url, (settings) => {
 });
 
 function view(ctx) {
-  const { source, alpha, rate, length, gamma, cost } = ctx.controls;
-  const opCost = ctx.controls.op_cost;
-  // The draft's operations ratio starts at the draft cost the link asks for.
-  opCost.value = cost.value;
+  const { source, rate, length, gamma, cost } = ctx.controls;
+  ctx.controls.op_cost.value = cost.value; // the draft's operations ratio starts at the draft cost the link asks for
   const verdict = announce("sd-verdict sd-verdict--strong");
   ctx.el.append(ctx.group("sd-controls"), verdict, ctx.tiles(), ctx.chartRow());
   let last = null;
@@ -66,9 +64,7 @@ function view(ctx) {
   ctx.on(source.input, "change", () => {
     if (last && source.value === "rate") rate.value = fixed(2)(last.metrics["accept-rate"]);
     if (last && source.value === "length") length.value = fixed(2)(last.metrics["tokens-per-pass"]);
-    alpha.root.hidden = source.value !== "alpha";
-    rate.root.hidden = source.value !== "rate";
-    length.root.hidden = source.value !== "length";
+    for (const key of ["alpha", "rate", "length"]) ctx.controls[key].root.hidden = source.value !== key;
   });
   ctx.on(gamma.input, "input", () => (length.input.max = String(gamma.value + 1)));
 
