@@ -43,6 +43,7 @@ import { PARAMS, readQuery, writeQuery } from "./url.js";
 const mounted = new Map(); // placeholder -> {controller, charts, original, cleanup}
 const modules = new Map(); // widget name -> import promise
 const failedLoads = new Map(); // widget name -> failed attempts
+let corrections = {}; // URL key -> what its value needed, on the page on screen (a remount starts afresh)
 let retryAll = () => {};
 
 export const widgetCount = () => mounted.size;
@@ -99,7 +100,10 @@ function bind(el, definition, entry) {
   const def = typeof definition === "function" ? definition(settings) : definition;
   const { signal } = entry.controller;
   const specs = (typeof def.controls === "function" ? def.controls(settings) : def.controls) || [];
-  const { values: fromUrl, notes } = readQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, s])));
+  const { values: fromUrl, notes: found } = readQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, s])));
+  // The first widget to read a wrong value writes the corrected link; the others reading that key say so too.
+  Object.assign(corrections, found);
+  const notes = specs.filter((s) => s.url && s.key in corrections).map((s) => corrections[s.key]);
   const controls = {};
   for (const spec of specs) controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
@@ -236,26 +240,25 @@ function bind(el, definition, entry) {
     runButton(loop, className = "") {
       let task = null;
       let running = Promise.resolve();
-      const runner = { running: () => task !== null };
-      runner.button = ctx.button("Run", () => (task ? task.stop() : runner.run()), className);
-      runner.run = (...args) => {
+      const button = ctx.button("Run", () => (task ? task.stop() : run()), className);
+      const run = (...args) => {
         task = ctx.task();
-        runner.button.textContent = "Stop";
+        button.textContent = "Stop";
         el.dataset.sdRunning = "true";
         running = loop(task.signal, ...args).finally(() => {
           task = null;
-          runner.button.textContent = "Run";
+          button.textContent = "Run";
           delete el.dataset.sdRunning;
         });
         return running;
       };
-      runner.stop = () => {
+      const stop = () => {
         task?.stop();
         return running.catch((err) => {
           if (!err?.shown && err?.name !== "AbortError") throw err;
         });
       };
-      return runner;
+      return { button, run, stop, running: () => task !== null };
     },
     button(label, onClick, className = "") {
       const b = button(label, className);
@@ -288,7 +291,7 @@ function bind(el, definition, entry) {
       if (spec.live !== false) refresh();
     }));
   }
-  if (notes.length) writeUrl(); // the link in the address bar is the corrected one
+  if (Object.keys(found).length) writeUrl(); // the link in the address bar is the corrected one
 
   // First paint: the build-time result, if it answers the controls' state; else a visible "computing" state.
   const now = values();
@@ -380,11 +383,14 @@ export function unmount(el) {
 }
 
 export function mountAll(root = document) {
-  for (const el of [...mounted.keys()]) if (!el.isConnected) unmount(el); // left behind by instant navigation
+  const left = [...mounted.keys()].filter((el) => !el.isConnected); // left behind by instant navigation
+  if (left.length) corrections = {};
+  for (const el of left) unmount(el);
   for (const el of root.querySelectorAll(".sd-widget[data-widget]")) mount(el);
 }
 
 export function remountAll() {
+  corrections = {};
   for (const el of [...mounted.keys()]) unmount(el);
   mountAll();
 }
