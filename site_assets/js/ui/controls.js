@@ -8,6 +8,7 @@
 //     rows    visible lines of a "textarea" (its text is committed on "change", when the area loses focus)
 //     url     true: the value lives in the page's query string under `key` (ui/url.js); never for a "textarea"
 //     live    false: changing it does not ask Python for a new result (a seed only a button uses, say)
+//     hidden  true: not shown until the view shows it; onChange(ctx, value) runs after each committed change
 //
 // control(spec, id) -> {spec, root, input, value (get/set), event}: `event` is the DOM event that commits a change.
 
