@@ -6,7 +6,7 @@
 // URL state: batch, context, gamma, alpha, hardware, target, draft, weights (clamped, with a notice).
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
@@ -55,10 +55,8 @@ export default define(import.meta.url, (settings) => {
 });
 
 function view(ctx) {
-  const verdict = el("p", "sd-verdict sd-verdict--strong sd-cost-verdict");
-  verdict.setAttribute("role", "status");
-  const memory = el("p", "sd-verdict sd-cost-memory");
-  memory.setAttribute("role", "status");
+  const verdict = announce("sd-verdict sd-verdict--strong sd-cost-verdict");
+  const memory = announce("sd-verdict sd-cost-memory");
   const sourceList = el("ul");
   const sources = el("details", "sd-note sd-cost-sources", el("summary", "", "Where these numbers come from"), sourceList);
   const race = raceView(ctx);
@@ -120,8 +118,7 @@ function raceView(ctx) {
     '<span class="sd-token sd-token--accepted">accepted</span><span class="sd-token sd-token--rejected">rejected</span>' +
     '<span class="sd-token sd-token--discarded">discarded</span><span class="sd-token sd-token--correction">correction</span>' +
     '<span class="sd-token sd-token--bonus">bonus</span>';
-  const summary = el("p", "sd-verdict sd-verdict--quiet");
-  summary.setAttribute("role", "status");
+  const summary = announce("sd-verdict sd-verdict--quiet");
   summary.textContent = "Press Run: both lanes start together.";
   root.append(head, intro, bar, lanes.plain.root, lanes.speculative.root, legend, summary);
 

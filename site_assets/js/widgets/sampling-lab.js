@@ -5,7 +5,7 @@
 // URL state: temperature, top-p, top-k, seed.
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const DECLARED = [
@@ -45,14 +45,12 @@ export default define(import.meta.url, (settings) => {
 });
 
 function view(ctx) {
-  const summary = el("p", "sd-verdict");
-  summary.setAttribute("role", "status");
+  const summary = announce("sd-verdict");
   const charts = ctx.chartRow();
 
   const pitfall = el("div", "sd-sampling-pitfall");
   const where = el("p", "sd-verdict sd-verdict--quiet");
-  const verdict = el("p", "sd-verdict");
-  verdict.setAttribute("role", "status");
+  const verdict = announce("sd-verdict");
   const pitfallChart = ctx.chart("Bar chart of the target's likeliest tokens at the prompt's last context: target p, this draft's exact output law, and the sampled output");
   pitfall.append(ctx.controls.declared.root, where, verdict, ctx.tiles(["tv-distance", "tv-noise", "exact", "exact-tv"]), pitfallChart);
 

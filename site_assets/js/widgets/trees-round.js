@@ -5,7 +5,7 @@
 // URL state: k, depth, alpha, seed (clamped by the binding, which says so).
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const PAIRS = [
@@ -53,8 +53,7 @@ function view(ctx, settings) {
   progress.setAttribute("aria-live", "polite");
   const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => step()), ctx.button("Reset", () => reset()), progress);
 
-  const verdict = el("p", "sd-verdict");
-  verdict.setAttribute("role", "status");
+  const verdict = announce("sd-verdict");
   const explain = el("ol", "sd-trees-explain");
   explain.setAttribute("aria-live", "polite");
   explain.setAttribute("aria-label", "What the last round did");
