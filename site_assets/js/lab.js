@@ -20,8 +20,7 @@ setRetry(retryAll);
 
 // Failures the page already shows (banner and console), and stopped calls, are expected rejections.
 addEventListener("unhandledrejection", (event) => {
-  const reason = event.reason;
-  if (reason?.shown || reason?.name === "AbortError") event.preventDefault();
+  if (event.reason?.shown || event.reason?.name === "AbortError") event.preventDefault();
 });
 
 // --- deferred sections ------------------------------------------------------------------------------------------

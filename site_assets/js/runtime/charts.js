@@ -200,9 +200,7 @@ export function purge(target) {
   delete target._sdFigure;
 }
 
-export function chartCount() {
-  return charts.size;
-}
+export const chartCount = () => charts.size;
 
 // The palette toggle: every chart on the page is drawn again in the new colours.
 new MutationObserver(() => {

@@ -18,10 +18,7 @@ export const PARAMS = Object.freeze({
   "top-k": { min: 0, max: 1024, step: 1, value: 50, short: "top-k" },
 });
 
-function decimals(step) {
-  const text = String(step);
-  return text.includes(".") ? text.length - text.indexOf(".") - 1 : 0;
-}
+const decimals = (step) => (String(step).split(".")[1] ?? "").length;
 
 export function snap(value, { min, step }) {
   if (!step) return value;

@@ -113,10 +113,7 @@ function bind(el, definition, entry) {
   const argsOf = (v, extra) => (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
   const handler = def.handler || settings.handler;
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
-  const writeUrl = () => {
-    const url = specs.filter((s) => s.url);
-    if (url.length) writeQuery(Object.fromEntries(url.map((s) => [s.key, controls[s.key].value])));
-  };
+  const writeUrl = () => writeQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, controls[s.key].value])));
   let version = 0;
   let shown = -1; // the version whose result is on screen (-1: none)
   let pending = null; // the "computing for …" note, while no result matches the controls
