@@ -49,8 +49,6 @@ let retryAll = () => {};
 export const widgetCount = () => mounted.size;
 export const setRetry = (retry) => (retryAll = retry);
 
-const aborted = () => new DOMException("the widget was unmounted or stopped", "AbortError");
-
 function readTemplate(el, attribute) {
   const template = el.querySelector(`:scope > template[${attribute}]`);
   return template ? JSON.parse(template.content.textContent) : null;
@@ -111,7 +109,6 @@ function bind(el, definition, entry) {
   let view = null;
   // A view's or definition's args function has the last word: its null means "nothing to ask Python".
   const argsOf = (v, extra) => (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
-  const handler = def.handler || settings.handler;
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
   const writeUrl = () => writeQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, controls[s.key].value])));
   let version = 0;
@@ -165,7 +162,7 @@ function bind(el, definition, entry) {
         stale(asked); // the view says these controls cannot be computed (and why)
         return resolve(null);
       }
-      const result = await ctx.call(action?.handler || handler, args);
+      const result = await ctx.call(action?.handler || def.handler || settings.handler, args);
       (action?.adopt || view.adopt)?.(result, args);
       if (asked !== version) return resolve(null); // the controls moved on: a newer request paints their result
       await (action?.paint || view.paint)(result, args);
@@ -222,7 +219,7 @@ function bind(el, definition, entry) {
     },
     async call(name, args, options = {}) {
       const result = await python.call(name, args);
-      if (signal.aborted || options.signal?.aborted) throw aborted();
+      if (signal.aborted || options.signal?.aborted) throw new DOMException("the widget was unmounted or stopped", "AbortError");
       el.dataset.sdLive = "true";
       el.querySelector(":scope > .sd-error")?.remove();
       return result;
