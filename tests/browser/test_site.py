@@ -634,6 +634,30 @@ def expect_gamma_labelled_speculation_length(page: Any) -> None:
     assert all(label.startswith("Speculation length \N{GREEK SMALL LETTER GAMMA}") for label in labels), labels
 
 
+# Every chart Plotly drew that is on screen: its laid-out width against its box's, and how far the plot's bottom
+# reaches past the box's (pixels).
+CHART_FIT = """() => [...document.querySelectorAll('.md-content .sd-chart.js-plotly-plot')]
+  .filter((gd) => gd.clientWidth > 0 && gd._fullLayout)
+  .map((gd) => {
+    const svg = gd.querySelector('.main-svg');
+    return { label: gd.getAttribute('aria-label'), width: gd._fullLayout.width, box: gd.clientWidth,
+             overflow: svg.getBoundingClientRect().bottom - gd.getBoundingClientRect().bottom };
+  })"""
+
+
+def expect_charts_fit_their_boxes_after_a_resize(page: Any) -> None:
+    """A narrower window: Plotly relays every chart out to its box's new width, and no plot reaches below its box
+    onto what follows (the tiles, the next control)."""
+    size = page.viewport_size
+    page.set_viewport_size({"width": 900, "height": size["height"]})
+    try:
+        page.wait_for_function(f"() => ({CHART_FIT})().every((c) => Math.abs(c.width - c.box) <= 1)", timeout=10_000)
+        for chart in page.evaluate(CHART_FIT):
+            assert chart["overflow"] <= 1, chart
+    finally:
+        page.set_viewport_size(size)
+
+
 def expect_sketch_draws_what_plotly_draws(page: Any, server: SiteServer) -> None:
     """The static first paint (sketch.js) shows the same figure Plotly then draws: the same traces, the same legend
     entries, and axis ranges within 2% of the axis span of Plotly's (its autorange pads a little differently)."""
@@ -738,3 +762,5 @@ def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any,
         expect_sketch_draws_what_plotly_draws(page, server)
     expect_accessible_and_charts_follow_the_scheme(page, has_charts)
     expect_sliders_reachable_by_tab_and_moved_by_arrows(page)
+    if has_charts:
+        expect_charts_fit_their_boxes_after_a_resize(page)

@@ -156,6 +156,8 @@ async function draw(target, Plotly, figure) {
   sketches.delete(target);
   target.querySelector(":scope > svg.sd-sketch")?.remove();
   const { data, layout } = themed(figure);
+  // A window resize makes Plotly (responsive) size the plot to the chart's height: give it the figure's.
+  target.style.height = layout.height ? `${layout.height}px` : "";
   await Plotly.react(target, data, layout, PLOT_CONFIG);
   if (!charts.has(target)) return;
   target.dataset.sdEngine = "plotly";
