@@ -156,7 +156,8 @@ def _panel(i: int, pos: dict[str, Any], x_dom: list[float], y_dom: list[float]) 
     )
     # Each panel on its own scale: a drafted word's q is often a few percent, invisible on a 0..1 axis.
     top = min(1.0, 1.15 * max(a[key] for a in alts for key in ("q", "p"))) or 1.0
-    title = f"<b>{i + 1}. {pos['word']}</b>   q = {_prob_text(pos['q'])}, p = {_prob_text(pos['p'])}"
+    # Two lines: side by side on a phone, one-line titles ran into each other.
+    title = f"<b>{i + 1}. {pos['word']}</b><br>q = {_prob_text(pos['q'])}, p = {_prob_text(pos['p'])}"
     note = {"text": title, "xref": "paper", "yref": "paper", "x": x_dom[0], "y": y_dom[1], "showarrow": False}
     return [trace | {"xaxis": f"x{n}", "yaxis": f"y{n}", "showlegend": i == 0} for trace in traces], {
         f"xaxis{n}": {"domain": x_dom, "anchor": f"y{n}", "range": [0, top], "fixedrange": True, "nticks": 5},
@@ -170,12 +171,12 @@ def _positions_figure(positions: Sequence[dict[str, Any]]) -> Figure:
     highlighted, and the target's p for the same words as markers (what Verify will compare them with)."""
     columns = 1 if len(positions) == 1 else 2
     rows = -(-len(positions) // columns)
-    panel, gap = 150, 56  # pixels: a panel's height and the space for the next panel's title
+    panel, gap = 150, 64  # pixels: a panel's height and the space for the next panel's two-line title
     plot_height = rows * panel + (rows - 1) * gap
     width, height, h_gap, v_gap = (1.0 - 0.16 * (columns - 1)) / columns, panel / plot_height, 0.16, gap / plot_height
-    lay = layout(height=plot_height + 110, barmode="overlay", margin={"l": 72, "t": 80, "b": 30})
+    lay = layout(height=plot_height + 124, barmode="overlay", margin={"l": 72, "t": 94, "b": 30})
     lay.update(showlegend=True, annotations=[])
-    lay["legend"]["y"] = 1.0 + 34 / plot_height  # above the first row's panel titles, not on top of them
+    lay["legend"]["y"] = 1.0 + 44 / plot_height  # above the first row's panel titles, not on top of them
     data: list[PlotTrace] = []
     for i, pos in enumerate(positions):
         r, c = divmod(i, columns)
