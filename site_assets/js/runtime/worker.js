@@ -12,9 +12,9 @@
 // service worker serves from its cache), so after a fresh boot, once specdec_core.web is imported and before any
 // call runs, the worker snapshots Pyodide's memory and keeps it in Cache Storage; the next boot restores it
 // (~0.3 s instead of ~1.7 s under Node) and unpacks the core again (the file system lives on the JS side, outside
-// the snapshot). The snapshot is keyed by the Pyodide version and the core archive's digest. Anything wrong with
-// it (missing, damaged, refused by Pyodide) means a normal boot, a console warning, and the bad copy deleted.
-// Without Cache Storage (an insecure origin) every boot is a normal one. READY says which boot it was.
+// the snapshot). It is keyed by the Pyodide version and the core archive's digest. No snapshot means a normal
+// boot; a damaged one, or one Pyodide refuses, too, with a console warning, and it is deleted. Without Cache
+// Storage (an insecure origin) every boot is a normal one. READY says which boot it was.
 
 import { loadPyodide, version as PYODIDE } from "../../vendor/pyodide/pyodide.mjs";
 import { MSG, PHASES } from "./protocol.js";
@@ -147,15 +147,13 @@ async function bootRuntime(manifest) {
     }
   }
   const fresh = await loadPyodide({ ...options, _makeSnapshot: true });
-  keepSnapshot = () => {
-    const bytes = fresh.makeMemorySnapshot(); // synchronous: no call runs before it
+  keepSnapshot = async () => {
+    const bytes = fresh.makeMemorySnapshot(); // synchronous: runs before any call
     const headers = { "content-type": "application/octet-stream", "x-sd-checksum": checksum(bytes) };
-    return (async () => {
-      const url = snapshotUrl(await manifest);
-      await cache.put(url, new Response(bytes, { headers }));
-      const old = (await cache.keys()).filter((r) => r.url.startsWith(SNAPSHOT_ROOT) && r.url !== url);
-      await Promise.all(old.map((r) => cache.delete(r)));
-    })();
+    const url = snapshotUrl(await manifest);
+    await cache.put(url, new Response(bytes, { headers }));
+    const old = (await cache.keys()).filter((r) => r.url.startsWith(SNAPSHOT_ROOT) && r.url !== url);
+    await Promise.all(old.map((r) => cache.delete(r)));
   };
   return fresh;
 }
@@ -163,14 +161,8 @@ async function bootRuntime(manifest) {
 // Takes the snapshot after READY is posted (the page need not wait for it) and before the first call; storing it
 // overlaps the calls. A failure is a warning: the next visit boots normally.
 function storeSnapshot() {
-  const keep = keepSnapshot;
+  keepSnapshot?.().catch((err) => console.warn("no Python snapshot was stored:", err?.message || err));
   keepSnapshot = null;
-  if (!keep) return;
-  try {
-    keep().catch((err) => console.warn("the Python snapshot was not stored:", err?.message || err));
-  } catch (err) {
-    console.warn("no Python snapshot was taken:", err?.message || err);
-  }
 }
 
 async function phases() {
