@@ -31,10 +31,10 @@ What it writes, all git-ignored:
 5. ``site_assets/overrides/widget-modules.html``: the template part that gives each page a module script for
    each widget it holds, after ``js/lab.js``, so widgets register and paint before DOMContentLoaded (importing
    them from lab.js instead put Material's start-up and KaTeX first: the first chart came 0.15-1.5 s later).
-6. ``docs/sw.js``: the service worker (``site_assets/sw.js``) with this build's digest and the files it caches
-   for offline and repeat visits. The digest covers every input of the site (sources, pages, vendored files,
-   builder versions, ``SITE_URL``), so a redeploy that changes anything installs a new worker, which drops the
-   old cache.
+6. ``docs/sw.js``: the service worker (``site_assets/sw.js``) with this build's digest and the files it precaches
+   for offline and repeat visits (what every page needs to boot; pages are cached as they are visited). The digest
+   covers every input of the site (sources, pages, vendored files, builder versions, ``SITE_URL``), so a redeploy
+   that changes anything installs a new worker, which drops the old cache.
 
 The ``<head>`` script that starts the Python worker early lives in the theme override
 ``site_assets/overrides/main.html``. Page URLs are assumed to be directory URLs (``verify.md`` -> ``verify/``), the
@@ -71,9 +71,9 @@ INITIAL = ASSETS / "initial"
 CORE = DOCS / "core"
 SERVICE_WORKER = "sw.js"
 
-# What the site ships from node_modules: (source under node_modules, destination under the site, offline).
-# A source ending in "/" is a folder whose files are all copied. ``offline`` is a glob of the copied files the
-# service worker caches for offline and repeat visits (None: shipped, not cached).
+# What the site ships from node_modules: (source under node_modules, destination under the site, precache).
+# A source ending in "/" is a folder whose files are all copied. ``precache`` is a glob of the copied files the
+# service worker fetches as it installs, which every page needs to boot (None: cached once a page uses it).
 VENDOR: tuple[tuple[str, str, str | None], ...] = (
     # Pyodide: the runtime only (the npm package holds no packages; the core needs the standard library alone)
     ("pyodide/pyodide.mjs", "vendor/pyodide/pyodide.mjs", "*"),
@@ -83,13 +83,13 @@ VENDOR: tuple[tuple[str, str, str | None], ...] = (
     ("pyodide/pyodide-lock.json", "vendor/pyodide/pyodide-lock.json", "*"),
     # Plotly's partial bundles (js/runtime/charts.js picks one per figure): cartesian for 2D traces (heatmaps
     # included), gl3d for the home page's 3D lab.
-    ("plotly.js-cartesian-dist-min/plotly-cartesian.min.js", "vendor/plotly-cartesian.min.js", "*"),
-    ("plotly.js-gl3d-dist-min/plotly-gl3d.min.js", "vendor/plotly-gl3d.min.js", "*"),
-    # KaTeX: every browser that runs service workers reads the woff2 fonts, so only those are cached
-    ("katex/dist/katex.min.js", "vendor/katex/katex.min.js", "*"),
-    ("katex/dist/katex.min.css", "vendor/katex/katex.min.css", "*"),
-    ("katex/dist/contrib/auto-render.min.js", "vendor/katex/contrib/auto-render.min.js", "*"),
-    ("katex/dist/fonts/", "vendor/katex/fonts/", "*.woff2"),
+    ("plotly.js-cartesian-dist-min/plotly-cartesian.min.js", "vendor/plotly-cartesian.min.js", None),
+    ("plotly.js-gl3d-dist-min/plotly-gl3d.min.js", "vendor/plotly-gl3d.min.js", None),
+    # KaTeX: its script and styles, and the fonts a page's math uses
+    ("katex/dist/katex.min.js", "vendor/katex/katex.min.js", None),
+    ("katex/dist/katex.min.css", "vendor/katex/katex.min.css", None),
+    ("katex/dist/contrib/auto-render.min.js", "vendor/katex/contrib/auto-render.min.js", None),
+    ("katex/dist/fonts/", "vendor/katex/fonts/", None),
 )
 
 # Copied from site_assets into the docs tree as they are: (source folder, destination folder), both relative.
@@ -170,7 +170,7 @@ def page_side() -> list[Path]:
 class Vendored:
     source: Path
     dest: Path
-    offline: bool
+    precache: bool
 
 
 def vendored() -> list[Vendored]:
@@ -179,12 +179,12 @@ def vendored() -> list[Vendored]:
     if missing:
         raise PrebuildError(f"node_modules is missing {', '.join(missing)}: {HINT}")
     found = []
-    for src, dest, offline in VENDOR:
+    for src, dest, precache in VENDOR:
         if src.endswith("/"):
             pairs = [(p, DOCS / dest / p.relative_to(NODE_MODULES / src)) for p in _files(NODE_MODULES / src)]
         else:
             pairs = [(NODE_MODULES / src, DOCS / dest)]
-        found += [Vendored(s, d, offline is not None and fnmatch(d.name, offline)) for s, d in pairs]
+        found += [Vendored(s, d, precache is not None and fnmatch(d.name, precache)) for s, d in pairs]
     return found
 
 
@@ -526,19 +526,20 @@ def prebuild() -> str:
     scripts = page_side()
     vendor_files = vendor()
     core = core_archive()
-    initial, urls = initial_results()
+    initial, _ = initial_results()  # the pages' URLs: none is precached
     widget_modules(widget_names())
     version = build_digest([*scripts, *(f.dest for f in vendor_files), *core, *initial])
-    # The pages, the sitemap (Material's instant navigation reads it) and the runtime. The theme's own files are
-    # reported by the first page that loads them (js/offline.js), whichever builder wrote them.
-    offline = [
-        *(url or "./" for url in urls),
+    # Precached: what every page needs to boot (the runtime, the core, the lab's scripts but the widgets, its
+    # styles) and the sitemap (Material's instant navigation reads it). A page, its widgets, its Plotly bundle,
+    # KaTeX and the theme's files are cached once a page uses them (js/offline.js reports them; later fetches are
+    # kept as they pass), so a first visit downloads nothing its page does not use.
+    precache = [
         "sitemap.xml",
-        *(_site_path(p) for p in scripts),
-        *(_site_path(f.dest) for f in vendor_files if f.offline),
+        *(_site_path(p) for p in scripts if not _site_path(p).startswith("js/widgets/")),
+        *(_site_path(f.dest) for f in vendor_files if f.precache),
         *(_site_path(p) for p in core),
     ]
-    service_worker(version, offline)
+    service_worker(version, precache)
     return version
 
 

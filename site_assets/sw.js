@@ -4,10 +4,12 @@
 // domain root and under a GitHub Pages sub-path alike: every URL here resolves against this file's own URL.
 //
 // One cache per build, named by the build digest (BUILD.version, which prebuild.py writes below; it changes with
-// any input of the site). Installing precaches BUILD.files: the pages, the sitemap and the runtime (Pyodide, the
-// core archive, Plotly, KaTeX, js, css), each revalidated with the server so no stale HTTP-cached copy gets in.
-// The theme's own files (their names differ between mkdocs and Zensical) are cached when the first page reports
-// what it loaded (js/offline.js, the CACHE message), and anything else the site fetches is cached as it passes.
+// any input of the site). Installing precaches BUILD.files, what every page needs to boot (Pyodide, the core
+// archive, the lab's scripts and styles) and the sitemap, each revalidated with the server so no stale HTTP-cached
+// copy gets in. The page itself, its widgets, its Plotly bundle, KaTeX and the theme's own files (their names
+// differ between mkdocs and Zensical) are cached when the page reports what it loaded (js/offline.js, the CACHE
+// message), and anything else the site fetches is cached as it passes: a page works offline once it was visited,
+// and a first visit downloads nothing its page does not use.
 // Every same-origin GET is answered from the cache first, ignoring the query string (pages keep their state
 // there; the worker adds ?v= to the core archive). A redeploy changes this file's bytes, the browser installs
 // the new worker, and activating it deletes every older cache of the lab.

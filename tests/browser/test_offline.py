@@ -1,12 +1,12 @@
 """Offline and repeat visits: the service worker (site_assets/sw.js, registered by js/offline.js) and the Python
 worker's memory snapshot (site_assets/js/runtime/worker.js).
 
-After a first visit has gone ready, the service worker holds the pages and the runtime in a cache named by the
-build digest, and the Python worker has stored a snapshot of Pyodide's memory in a cache of its own. These tests
-check that a reload with the network off still boots Python and runs the widgets, that a repeat visit asks the
-server for nothing and boots from the snapshot with the same results, that a damaged or refused snapshot means a
-normal boot, and that a new build digest replaces the cache. Each test has a fresh browser context, so it starts
-with no worker and no cache; the server's request log shows what reached it.
+After a first visit has gone ready, the service worker holds the runtime and the pages visited so far in a cache
+named by the build digest, and the Python worker has stored a snapshot of Pyodide's memory in a cache of its own.
+These tests check that a reload with the network off still boots Python and runs the widgets, that a repeat visit
+asks the server for nothing and boots from the snapshot with the same results, that a damaged or refused snapshot
+means a normal boot, and that a new build digest replaces the cache. Each test has a fresh browser context, so it
+starts with no worker and no cache; the server's request log shows what reached it.
 """
 
 from __future__ import annotations
@@ -104,19 +104,22 @@ def first_visit(page: Any, server: SiteServer, path: str) -> str:
 
 
 def test_an_offline_reload_goes_ready_and_widgets_go_live(page: Any, context: Any, server: SiteServer) -> None:
-    """A reload offline boots Python from the cache; a slider redraws its chart; instant navigation to another
-    page works too. Nothing reaches the server meanwhile."""
+    """Pages once visited work offline: after visiting verify/ and then the home page (by instant navigation, so
+    through the worker), a reload offline boots Python from the cache and a slider redraws its chart; instant
+    navigation back to verify/ works too. Nothing reaches the server meanwhile."""
     first_visit(page, server, "verify/")
+    follow_nav_link(page, server, "")
+    expect_widgets_live(page)
     server.requests.clear()
     context.set_offline(True)
     try:
         page.reload()
         expect_ready(page)
         expect_widgets_live(page)
-        assert change_a_control(page), "verify/ has a slider next to a chart"
-        follow_nav_link(page, server, "")
-        expect_widgets_live(page)
         assert change_a_control(page), "the home page's lab has a slider"
+        follow_nav_link(page, server, "verify/")
+        expect_widgets_live(page)
+        assert change_a_control(page), "verify/ has a slider next to a chart"
         expect(page.locator(".sd-error")).to_have_count(0)
     finally:
         context.set_offline(False)
@@ -126,8 +129,9 @@ def test_an_offline_reload_goes_ready_and_widgets_go_live(page: Any, context: An
 def test_a_repeat_visit_is_served_from_the_cache(
     page: Any, context: Any, server: SiteServer, browser_log: BrowserLog
 ) -> None:
-    """A second visit (a new tab, network on) gets the page, the runtime and the core from the worker's cache:
-    only the browser's update check for sw.js reaches the server."""
+    """A second visit to a page (a new tab, network on) gets the page, the runtime and the core from the worker's
+    cache: only the browser's update check for sw.js reaches the server. Python boots from the first visit's
+    snapshot, a slider redraws its chart, and seeded calls answer as they did after the first visit's fresh boot."""
     first_visit(page, server, "")
     expect(page.locator("html")).to_have_attribute("data-sd-boot", "fresh")
     stored_snapshot(page, server)
@@ -138,11 +142,11 @@ def test_a_repeat_visit_is_served_from_the_cache(
     # Its console errors and uncaught errors fail the test too (the page fixture checks browser_log).
     again.on("console", lambda m: m.type == "error" and browser_log.errors.append(f"[error] {m.text}"))
     again.on("pageerror", lambda error: browser_log.errors.append(f"[pageerror] {error}"))
-    again.goto(server.base + "playground/")
+    again.goto(server.base)
     expect_ready(again)
     expect(again.locator("html")).to_have_attribute("data-sd-boot", "snapshot")
     expect_widgets_live(again)
-    assert change_a_control(again), "the Playground has a slider next to a chart"
+    assert change_a_control(again), "the home page's lab has a slider"
     assert [again.evaluate(CALL, call) for call in SEEDED_CALLS] == fresh, "a snapshot boot answered differently"
     assert page_requests(server) == [], f"a repeat visit fetched from the server: {page_requests(server)}"
 
