@@ -10,11 +10,12 @@
 //
 // Repeat visits boot from a memory snapshot. Most of a boot is Python's own start-up, not downloading (which the
 // service worker serves from its cache), so after a fresh boot, once specdec_core.web is imported and before any
-// call runs, the worker snapshots Pyodide's memory and keeps it in Cache Storage; the next boot restores it
-// (~0.3 s instead of ~1.7 s under Node) and unpacks the core again (the file system lives on the JS side, outside
-// the snapshot). It is keyed by the Pyodide version and the core archive's digest. No snapshot means a normal
-// boot; a damaged one, or one Pyodide refuses, too, with a console warning, and it is deleted. Without Cache
-// Storage (an insecure origin) every boot is a normal one. READY says which boot it was.
+// call runs, the worker snapshots Pyodide's memory (31 MB) and keeps it in Cache Storage; the next boot restores
+// it and unpacks the core again (the file system lives on the JS side, outside the snapshot): ready in ~0.85 s
+// instead of ~2.7 s in headless Chromium on a loaded 2-core machine (benchmarks/bench_browser.py, section e).
+// The snapshot is keyed by the Pyodide version and the core archive's digest. No snapshot means a normal boot; a
+// damaged one, or one Pyodide refuses, too, with a console warning, and it is deleted. Without Cache Storage (an
+// insecure origin) every boot is a normal one. READY says which boot it was.
 
 import { loadPyodide, version as PYODIDE } from "../../vendor/pyodide/pyodide.mjs";
 import { MSG, PHASES } from "./protocol.js";
@@ -104,8 +105,8 @@ let keepSnapshot = null; // after a fresh boot: takes and stores the snapshot, o
 
 const snapshotUrl = (manifest) => `${SNAPSHOT_ROOT}pyodide-${PYODIDE}-core-${manifest.sha256.slice(0, 16)}`;
 
-// A checksum over 32-bit words (~10 ms for 31 MB). Pyodide checks a snapshot's header, but one whose body was
-// damaged made Pyodide 314.0.7 spin forever under Node, which no time limit in this worker can stop.
+// A checksum over 32-bit words (15-80 ms for 31 MB on the machine above). Pyodide checks a snapshot's header, but
+// one whose body was damaged made Pyodide 314.0.7 spin forever under Node, which no time limit here can stop.
 function checksum(bytes) {
   const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
   let sum = bytes.byteLength;
