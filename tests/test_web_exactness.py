@@ -105,12 +105,18 @@ def test_whole_round_check_is_a_comparison_not_a_constant(monkeypatch: pytest.Mo
     result = exactness.check([8, 7, 5], [1, 1, 3], gamma=2)
     assert result["round"]["equal"] is False
     assert result["metrics"]["exact"] == 0
+    assert result["verdict"].startswith("Some probabilities differ") and result["verdict"].endswith("(not equal).")
     assert all(row["equal"] for row in result["prefix"])  # the two-token table still used the real law
 
 
 def test_check_worked_example_fractions() -> None:
     """p = [8, 7, 5] / 20 = [.4, .35, .25], q = [1, 1, 3] / 5: beta = 13/20, corrections [1/5, 3/20, 0]."""
     result = run("exactness.check", p=[8, 7, 5], q=[1, 1, 3], gamma=2)
+    assert result["verdict"] == (
+        "All 12 table rows equal the target's exactly, as fractions (β = 13/20), and so do all 27 prefixes of 3 "
+        "tokens, as many as one round with \N{GREEK SMALL LETTER GAMMA} = 2 emits when it accepts every draft and "
+        "takes its bonus."
+    )
     assert result["beta"] == "13/20" and result["metrics"]["beta"] == 0.65
     assert [r["correction"] for r in result["position"]] == ["1/5", "3/20", "0"]
     assert [r["accepted"] for r in result["position"]] == ["1/5", "1/5", "1/4"]
@@ -170,6 +176,18 @@ def test_broken_variant_exact_tv_values() -> None:
     expected = {"correct-from-p": 0.0875, "q-over-p": 0.35, "unnormalized": 0.13, "draft-temperature": 1 / 11}
     expected |= {"greedy-soft": 1 / 6, "zero-naive": 0.13, "exact": 0.0, "unclipped": 0.0, "zero-draft": 0.0}
     assert tv == pytest.approx(expected, abs=1e-12)
+
+
+def test_broken_verdict_says_what_the_law_and_the_sample_show() -> None:
+    """Before a sample the sentence reports the exact law's TV; after one, the test's numbers and its reading."""
+    exact = run("exactness.broken", variant="exact", p=P, q=Q)["verdict"]
+    assert exact.endswith("emits p exactly. Sample it to see the statistics agree.")
+    assert "is off by TV 0.0875." in run("exactness.broken", variant="correct-from-p", p=P, q=Q)["verdict"]
+    good = run("exactness.broken", variant="exact", p=P, q=Q, n=10_000, seed=2)
+    assert good["verdict"].startswith(f"10,000 rounds: TV {good['metrics']['tv-distance']:.4f}, about the ")
+    assert good["verdict"].endswith("No evidence against exactness.")
+    bad = run("exactness.broken", variant="q-over-p", p=P, q=Q, n=10_000, seed=2)
+    assert bad["verdict"].endswith("The output is not p.") and "e-0" not in bad["verdict"]
 
 
 @pytest.mark.parametrize("variant", ["exact", "unclipped", "zero-draft"])

@@ -122,6 +122,17 @@ def test_after_reset_nothing_is_reported_before_the_check() -> None:
     assert result["metrics"]["tokens-per-pass-theory"] == pytest.approx(theory.expected_tokens(0.8, 4), abs=1e-12)
 
 
+def test_footnote_counts_the_checked_rounds() -> None:
+    """The cards' footnote states the same tokens and speedup as the metrics, and nothing before a check."""
+    result = run(gamma=4, alpha=0.8, seed=0, rounds=16)
+    m = result["metrics"]
+    assert result["footnote"].startswith(f"Counted over the 16 rounds checked so far: {m['tokens-emitted']} tokens")
+    times = "\N{MULTIPLICATION SIGN}"
+    assert f"speedup {m['speedup']:.2f}{times} (theory {m['speedup-theory']:.2f}{times})" in result["footnote"]
+    assert run(gamma=4, alpha=0.8, seed=0, rounds=16, shown=1)["footnote"].startswith("Counted over the round checked")
+    assert run(gamma=4, alpha=0.8, seed=3, rounds=16, shown=1, pending=True)["footnote"].startswith("No round has been")
+
+
 def test_one_round_is_spoken_of_in_the_singular() -> None:
     summary = run(gamma=2, alpha=1.0, seed=0, rounds=16, shown=1)["summary"]
     assert summary.startswith("1 round played")

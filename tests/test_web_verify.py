@@ -105,6 +105,24 @@ def test_verify_decisions_follow_u_against_p_over_q(seed: int) -> None:
     assert len(result["rows"]) == 7 and result["rows"][-1]["scores"] == "bonus"
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 9])
+def test_verify_summary_tells_the_round(seed: int) -> None:
+    """The status line's sentence names the round's counts, the rejected word with its u and threshold, and the
+    source of the last token."""
+    result = call("verify.ngram", prompt=PROMPT, gamma=4, top_k=30, seed=seed)
+    summary, final = result["summary"], result["final"]
+    assert summary.startswith(f"Drafted 4, accepted {result['metrics']['accepted']}.")
+    rejected = [p for p in result["positions"] if p["outcome"] == "rejected"]
+    if rejected:
+        first = rejected[0]
+        assert f"Rejected “{first['word']}” at position {first['index'] + 1} (u = {first['u']:.3f}" in summary
+        assert f"The correction “{final['word']}”" in summary
+    else:
+        assert f"the bonus “{final['word']}”" in summary
+    emitted = result["metrics"]["tokens-emitted"]
+    assert summary.endswith(f"{emitted} token{'' if emitted == 1 else 's'} for one target pass.")
+
+
 @pytest.mark.parametrize("seed", [0, 9, 21])
 def test_verify_round_matches_speculative_round(seed: int) -> None:
     """The handler's round is steps.speculative_round on the draft, with p from one pass over gamma + 1 prefixes."""

@@ -1,13 +1,12 @@
 // The lab's entry module: starts Python, keeps the status line, and mounts each page's widgets (ui/widget.js),
 // first load and Material's instant navigation alike (document$). See DESIGN.md, "The page side".
 //
-// window.SDLab is for tests and benchmarks only (no widget uses it): call(name, args) runs a handler without any
-// widget or banner; debug() counts what the page holds (charts, widgets) for the leak test.
+// window.SDLab is for tests, benchmarks and offline.js (no widget uses it): call(name, args) runs a handler without
+// any widget or banner; debug() counts what the page holds (charts, widgets) for the leak test.
 
 import { chartCount, preload, retryPlotly, startPlotly } from "./runtime/charts.js";
 import { onStatus, python } from "./runtime/python.js";
 import { showError, showStatus } from "./ui/status.js";
-import { PARAMS, readQuery, writeQuery } from "./ui/url.js";
 import { mountAll, remountAll, setRetry, widgetCount } from "./ui/widget.js";
 
 // Retry: a fresh worker if it failed, and every widget on the page mounted again from its placeholder.
@@ -21,8 +20,7 @@ setRetry(retryAll);
 
 // Failures the page already shows (banner and console), and stopped calls, are expected rejections.
 addEventListener("unhandledrejection", (event) => {
-  const reason = event.reason;
-  if (reason?.shown || reason?.name === "AbortError") event.preventDefault();
+  if (event.reason?.shown || event.reason?.name === "AbortError") event.preventDefault();
 });
 
 // --- deferred sections ------------------------------------------------------------------------------------------
@@ -83,10 +81,6 @@ window.SDLab = Object.freeze({
   ready: () => python.ready,
   worker: () => python.worker,
   debug: () => ({ charts: chartCount(), widgets: widgetCount() }),
-  readQuery,
-  writeQuery,
-  PARAMS,
-  retry: retryAll,
   site: new URL("../", import.meta.url).href, // the site's root, whatever sub-path it is served under
 });
 document.documentElement.dataset.sdCharts = "sketch";

@@ -22,7 +22,7 @@ from ..distributions import sample
 from . import handler
 from .args import check_choice, check_int, check_labels, check_list, check_pair, check_seed
 from .correct import MAX_SAMPLES, fit_metrics, rotated, sample_rounds
-from .plot import Figure, bar, probability_bars, rounded, with_pattern
+from .plot import GAMMA, Figure, bar, probability_bars, rounded, with_pattern
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
 _ROUTES = ("p", "q", "accepted", "correction", "emitted")  # the columns of the one-position table
@@ -117,7 +117,22 @@ def check(p: list[int], q: list[int], gamma: int = 2, labels: list[str] | None =
         "round": whole,
         "beta": str(beta),
         "metrics": metrics | {"round-prefixes": whole["prefixes"]},
+        "verdict": _check_verdict(metrics, whole, g, str(beta)),
     }
+
+
+def _check_verdict(metrics: dict[str, Any], whole: dict[str, Any], gamma: int, beta: str) -> str:
+    """The sentence under the tables: every comparison Python made, and how many."""
+    rows = metrics["cells-checked"]
+    round_ = (
+        f"all {whole['prefixes']} prefixes of {whole['length']} tokens, as many as one round with {GAMMA} = {gamma} "
+        "emits when it accepts every draft and takes its bonus"
+    )
+    if metrics["exact"]:
+        exactly = f"exactly, as fractions (\N{GREEK SMALL LETTER BETA} = {beta})"
+        return f"All {rows} table rows equal the target's {exactly}, and so do {round_}."
+    equal = "equal" if whole["equal"] else "not equal"
+    return f"Some probabilities differ from the target's: {rows} table rows and {round_} compared ({equal})."
 
 
 # Teaching only: broken rounds -----------------------------------------------------------------------------------
@@ -260,6 +275,7 @@ def broken(
     return {
         "figure": _broken_figure(names, p_row, rounded([float(x) for x in law]), counts),
         "metrics": metrics,
+        "verdict": _broken_verdict(metrics),
         "variant": kind,
         "description": BROKEN_VARIANTS[kind],
         "variants": BROKEN_VARIANTS,
@@ -268,6 +284,27 @@ def broken(
         "target": [str(x) for x in p_exact],
         "counts": counts,
     }
+
+
+def _exponent(x: float) -> str:
+    """x in the page's short exponent form (1.2e-5, as JavaScript writes it)."""
+    return f"{x:.1e}".replace("e-0", "e-").replace("e+0", "e+")
+
+
+def _broken_verdict(m: dict[str, float]) -> str:
+    """What the exact law says before a sample, and what the sample's test says after one."""
+    if not m.get("samples"):
+        if m["exact-equal"]:
+            return "In exact arithmetic this implementation emits p exactly. Sample it to see the statistics agree."
+        off = f"is off by TV {m['exact-tv']:.4f}"
+        return f"In exact arithmetic this implementation {off}. Sample it to watch the test catch it."
+    head = f"{int(m['samples']):,} rounds: TV {m['tv-distance']:.4f}"
+    if m["exact"]:
+        noise = f"about the {m['tv-noise']:.4f} that noise alone gives"
+        return f"{head}, {noise}; p-value {m['p-value']:.3f}. No evidence against exactness."
+    return (
+        f"{head}, far above the {m['tv-noise']:.4f} of noise; p-value {_exponent(m['p-value'])}. The output is not p."
+    )
 
 
 def _broken_figure(labels: list[str], p: list[float], law: list[float], counts: list[int]) -> Figure:

@@ -16,7 +16,7 @@ from typing import Any
 from .. import engine, models, policies, steps, theory
 from . import handler
 from .args import check_flag, check_int, check_number, check_seed
-from .plot import ALPHA, COLORS, GAMMA, Figure, PlotTrace, figure, plural
+from .plot import ALPHA, COLORS, GAMMA, TIMES, Figure, PlotTrace, figure, plural
 
 #: How each kind of token is drawn: legend name, colour and marker symbol (the second cue besides colour).
 #: "drafted" is a proposal not checked yet. Only circles, squares and diamonds: WebGL draws 3D markers from font
@@ -131,6 +131,20 @@ def _summary(done: list[steps.Round], gamma: int, alpha: float) -> str:
     )
 
 
+def _footnote(metrics: dict[str, float]) -> str:
+    """Under the cards: what they counted so far, and the speedup beside its closed form."""
+    passes = int(metrics["target-passes"])
+    if not passes:
+        return "No round has been checked yet: the cards fill in as the target checks each round."
+    counted = "round" if passes == 1 else f"{passes} rounds"
+    speedup = f"speedup {metrics['speedup']:.2f}{TIMES} (theory {metrics['speedup-theory']:.2f}{TIMES})"
+    return (
+        f"Counted over the {counted} checked so far: {int(metrics['tokens-emitted'])} tokens, {speedup}. "
+        "Theory assumes i.i.d. acceptance, as this model pair has (Leviathan et al. 2023, Eq. 1 and Theorem 3.8); "
+        "a few rounds scatter around it."
+    )
+
+
 @handler("home.run", example={"gamma": 4, "alpha": 0.8, "cost": 0.05, "seed": 0, "rounds": 16})
 def run(
     gamma: int = 4,  # speculation length: drafts per round
@@ -154,9 +168,11 @@ def run(
         | {"final": f"{words[r.final_token]} ({r.ended_with})", "emitted": len(r.tokens)}
         for i, r in enumerate(done, start=1)
     ]
+    metrics = _metrics(done, a, g, c)
     return {
         "figure": _figure(_points(view, words, pending), rounds=total, gamma=g),
-        "metrics": _metrics(done, a, g, c),
+        "metrics": metrics,
+        "footnote": _footnote(metrics),
         "summary": _summary(done, g, a),
         "latest": _sentence(view[-1], words, n, pending),
         "table": table,

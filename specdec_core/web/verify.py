@@ -94,7 +94,30 @@ def ngram(
         "final": {"word": words[round_.final_token], "kind": round_.ended_with, "prob": source[round_.final_token]}
         | {"top": top(source)},
         "emitted_text": pair_.decode(round_.tokens),
+        "summary": _summary(positions, words[round_.final_token], len(round_.tokens)),
     }
+
+
+def _summary(positions: list[dict[str, Any]], final: str, emitted: int) -> str:
+    """One sentence on what the round did: accepted, the rejection (u against its threshold) and what it cost,
+    then where the last token came from (the residual, or the target's last row as a bonus)."""
+    accepted = sum(pos["outcome"] == "accepted" for pos in positions)
+    discarded = sum(pos["outcome"] == "discarded" for pos in positions)
+    rejected = next((pos for pos in positions if pos["outcome"] == "rejected"), None)
+    parts = [f"Drafted {len(positions)}, accepted {accepted}."]
+    if rejected is None:
+        bonus = f"the bonus “{final}” came from the target's last row, computed in the same pass."
+        parts.append(f"All {len(positions)} passed, so {bonus}")
+    else:
+        were = f"the {discarded} draft after it was" if discarded == 1 else f"the {discarded} drafts after it were"
+        parts.append(
+            f"Rejected “{rejected['word']}” at position {rejected['index'] + 1} "
+            f"(u = {rejected['u']:.3f} ≥ min(1, p/q) = {rejected['threshold']:.3f})"
+            + (f", so {were} discarded unchecked." if discarded else ".")
+        )
+        parts.append(f"The correction “{final}” was drawn from norm(max(0, p \N{MINUS SIGN} q)) at that position.")
+    parts.append(f"{emitted} token{'' if emitted == 1 else 's'} for one target pass.")
+    return " ".join(parts)
 
 
 @handler("verify.rates", example={"alpha": 0.8, "gamma": 4})

@@ -122,12 +122,6 @@ function themed(figure) {
   return { data: structuredClone(figure.data || []), layout };
 }
 
-// The sketch's colours: the same palette themed() gives Plotly.
-function sketchTheme() {
-  const c = palette();
-  return { fg: c.fg, grid: c.lightest, zero: c.lighter, font: c.font, series: ["#1f77b4"] };
-}
-
 // Sketches are drawn in one batch per task: every chart's width is read first (one layout), then all are drawn.
 const sketches = new Map(); // target -> themed figure
 let sketching = null;
@@ -139,7 +133,8 @@ function queueSketch(target, figure) {
     const jobs = [...sketches];
     sketches.clear();
     sketching = null;
-    const theme = sketchTheme();
+    const c = palette(); // the sketch's colours: the same palette themed() gives Plotly
+    const theme = { fg: c.fg, grid: c.lightest, zero: c.lighter, font: c.font, series: ["#1f77b4"] };
     const widths = jobs.map(([el]) => el.clientWidth);
     jobs.forEach(([el, fig], i) => {
       if (el._sdFigure !== fig || !charts.has(el)) return; // Plotly took over, or the chart went, meanwhile
@@ -205,9 +200,7 @@ export function purge(target) {
   delete target._sdFigure;
 }
 
-export function chartCount() {
-  return charts.size;
-}
+export const chartCount = () => charts.size;
 
 // The palette toggle: every chart on the page is drawn again in the new colours.
 new MutationObserver(() => {

@@ -8,16 +8,34 @@
 //     rows    visible lines of a "textarea" (its text is committed on "change", when the area loses focus)
 //     url     true: the value lives in the page's query string under `key` (ui/url.js); never for a "textarea"
 //     live    false: changing it does not ask Python for a new result (a seed only a button uses, say)
+//     hidden  true: not shown until the view shows it; onChange(ctx, value) runs after each committed change
 //
 // control(spec, id) -> {spec, root, input, value (get/set), event}: `event` is the DOM event that commits a change.
 
 let uid = 0;
 
-export function el(tag, className, text) {
+// An element with its class and children (text or nodes; null and undefined are skipped).
+export function el(tag, className, ...children) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  node.append(...children.filter((c) => c !== null && c !== undefined));
   return node;
+}
+
+// A line that screen readers announce when it changes: a verdict, a summary, a status.
+export function announce(className, text = "", tag = "p") {
+  const node = el(tag, className, text);
+  node.setAttribute("role", "status");
+  node.setAttribute("aria-live", "polite");
+  return node;
+}
+
+// A region that may scroll sideways on a narrow screen takes keyboard focus (axe-core scrollable-region-focusable).
+export function scroller(label, child, className = "") {
+  const wrap = Object.assign(el("div", `sd-scroll ${className}`.trim(), child), { tabIndex: 0 });
+  wrap.setAttribute("role", "region");
+  wrap.setAttribute("aria-label", label);
+  return wrap;
 }
 
 export function formatNumber(value) {
@@ -27,6 +45,11 @@ export function formatNumber(value) {
 }
 
 export const fixed = (digits) => (v) => Number(v).toFixed(digits);
+export const times = (v) => `${Number(v).toFixed(2)}×`;
+export const percent = (v) => `${(100 * v).toFixed(1)}%`;
+// A p-value: three decimals, or a short exponent when tiny.
+export const pValue = (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v));
+export const verdictText = (v) => (v ? "consistent ✓" : "rejected ✗");
 
 export function button(label, className = "") {
   const b = el("button", `md-button ${className}`.trim(), label);
@@ -34,56 +57,46 @@ export function button(label, className = "") {
   return b;
 }
 
-function labelled(kind, spec, id, field) {
-  const root = el("div", `sd-control sd-control--${kind}`);
-  const label = el("label", "", spec.label);
-  label.htmlFor = id;
-  field.id = id;
-  root.append(label, field);
-  return root;
+// A labelled form field, its change committed on "change".
+function field(kind, spec, id, input, get = () => input.value) {
+  Object.assign(input, { id, name: spec.key });
+  const label = Object.assign(el("label", "", spec.label), { htmlFor: id });
+  const root = el("div", kind ? `sd-control sd-control--${kind}` : "sd-control", label, input);
+  return { root, input, event: "change", get, set: (v) => (input.value = v) };
 }
 
 const builders = {
+  // A range commits on every "input"; its output beside it says the value in words (spec.format).
   range(spec, id) {
     const { choices } = spec;
     const bounds = choices ? { min: 0, max: choices.length - 1, step: 1 } : { min: spec.min, max: spec.max, step: spec.step };
-    const input = Object.assign(el("input"), { type: "range", name: spec.key, ...bounds });
-    const read = () => (choices ? choices[Number(input.value)] : Number(input.value));
-    const root = labelled("range", spec, id, input);
-    root.classList.remove("sd-control--range");
-    const output = el("output");
-    output.htmlFor = id;
-    root.append(output);
+    const input = Object.assign(el("input"), { type: "range", ...bounds });
+    const made = field("", spec, id, input, () => (choices ? choices[Number(input.value)] : Number(input.value)));
+    const output = Object.assign(el("output"), { htmlFor: id });
+    made.root.append(output);
     const show = () => {
-      output.textContent = (spec.format || formatNumber)(read());
+      output.textContent = (spec.format || formatNumber)(made.get());
       input.setAttribute("aria-valuetext", output.textContent);
     };
     input.addEventListener("input", show);
     const write = (v) => (input.value = choices ? Math.max(0, choices.indexOf(v)) : v);
-    return { root, input, event: "input", get: read, set: (v) => (write(v), show()) };
+    return { ...made, event: "input", set: (v) => (write(v), show()) };
   },
   number(spec, id) {
-    const input = Object.assign(el("input"), { type: "number", name: spec.key, min: spec.min, max: spec.max, step: spec.step ?? 1 });
-    input.inputMode = "numeric";
-    const root = labelled("number", spec, id, input);
-    return { root, input, event: "change", get: () => Number(input.value), set: (v) => (input.value = v) };
+    const input = Object.assign(el("input"), { type: "number", min: spec.min, max: spec.max, step: spec.step ?? 1, inputMode: "numeric" });
+    return field("number", spec, id, input, () => Number(input.value));
   },
-  select(spec, id) {
-    const input = el("select");
-    input.name = spec.key;
-    for (const [value, label] of spec.options) input.append(new Option(label, value));
-    return { root: labelled("select", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
-  },
+  select: (spec, id) => field("select", spec, id, el("select", "", ...spec.options.map(([value, label]) => new Option(label, value)))),
   text(spec, id) {
-    const input = Object.assign(el("input"), { type: "text", name: spec.key, spellcheck: false, autocomplete: "off" });
+    const input = Object.assign(el("input"), { type: "text", spellcheck: false, autocomplete: "off" });
     if (spec.maxLength) input.maxLength = spec.maxLength;
-    return { root: labelled("text", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
+    return field("text", spec, id, input);
   },
   textarea(spec, id) {
-    const input = Object.assign(el("textarea"), { name: spec.key, rows: spec.rows ?? 6, spellcheck: false });
+    const input = Object.assign(el("textarea"), { rows: spec.rows ?? 6, spellcheck: false });
     input.setAttribute("autocomplete", "off");
     if (spec.placeholder) input.placeholder = spec.placeholder;
-    return { root: labelled("textarea", spec, id, input), input, event: "change", get: () => input.value, set: (v) => (input.value = v) };
+    return field("textarea", spec, id, input);
   },
   choice(spec) {
     const root = el("div", spec.className ? `sd-chips ${spec.className}` : "sd-chips");
@@ -118,34 +131,21 @@ export function control(spec, name) {
   const made = builders[spec.kind || "range"](spec, id);
   made.set(spec.value);
   if (spec.hidden) made.root.hidden = true;
-  return {
-    spec,
-    root: made.root,
-    input: made.input,
-    event: made.event,
-    get value() {
-      return made.get();
-    },
-    set value(v) {
-      made.set(v);
-    },
-  };
+  const { root, input, event } = made;
+  return Object.defineProperty({ spec, root, input, event }, "value", { get: made.get, set: made.set, enumerable: true });
 }
 
-// Metric tiles: [{name, label}] -> <dl> of label and an <output data-metric=name> (aria-live) per metric.
+// A metric's <output data-metric=name>, announced when it changes.
+export function output(name, text = "…", className = "") {
+  const out = el("output", className, text);
+  out.dataset.metric = name;
+  out.setAttribute("aria-live", "polite");
+  return out;
+}
+
+// Metric tiles: [{name, label}] -> <dl> of label and an output per metric.
 export function tiles(items) {
-  const root = el("dl", "sd-tiles");
-  for (const { name, label } of items) {
-    const item = el("div", "sd-tile");
-    const out = el("output", "", "…");
-    out.dataset.metric = name;
-    out.setAttribute("aria-live", "polite");
-    const dd = el("dd");
-    dd.append(out);
-    item.append(el("dt", "", label), dd);
-    root.append(item);
-  }
-  return root;
+  return el("dl", "sd-tiles", ...items.map(({ name, label }) => el("div", "sd-tile", el("dt", "", label), el("dd", "", output(name)))));
 }
 
 // Sets data-value (the raw number; "" for none) and the text of every [data-metric=name] inside root.

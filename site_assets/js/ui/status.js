@@ -1,31 +1,24 @@
 // The page's voice: the one status line ([data-sd-status] in the header: loading | ready | error), and error
 // banners with a Retry button. Every error shown here also goes to console.error, once.
 
-import { onStatus } from "../runtime/python.js";
+import { announce, button, el } from "./controls.js";
 
 function statusElement() {
-  let el = document.querySelector("[data-sd-status]");
-  if (el) return el;
-  el = document.createElement("div");
-  el.className = "sd-status";
-  el.setAttribute("role", "status");
-  el.setAttribute("aria-live", "polite");
+  let node = document.querySelector("[data-sd-status]");
+  if (node) return node;
+  node = announce("sd-status", "", "div");
   const anchor = document.querySelector(".md-header__title") || document.querySelector(".md-header__inner");
-  if (anchor?.classList.contains("md-header__title")) anchor.after(el);
-  else if (anchor) anchor.append(el);
-  else document.body.prepend(el);
-  return el;
+  if (anchor?.classList.contains("md-header__title")) anchor.after(node);
+  else if (anchor) anchor.append(node);
+  else document.body.prepend(node);
+  return node;
 }
 
 export function showStatus({ state, text }) {
-  const el = statusElement();
-  el.dataset.sdStatus = state;
-  el.textContent = text;
-  el.title = text;
-}
-
-export function watchStatus() {
-  onStatus(showStatus);
+  const node = statusElement();
+  node.dataset.sdStatus = state;
+  node.textContent = text;
+  node.title = text;
 }
 
 function titleOf(error) {
@@ -40,22 +33,12 @@ export function banner(error, retry) {
   const detail = error.traceback && error.traceback !== error.message ? [error.traceback] : [];
   if (!error.shown) console.error(`[lab] ${titleOf(error)}: ${error.message}`, ...detail);
   error.shown = true;
-  const el = document.createElement("div");
-  el.className = "sd-error";
-  el.setAttribute("role", "alert");
-  el.dataset.sdError = "";
-  const title = document.createElement("strong");
-  title.textContent = titleOf(error);
-  const line = document.createElement("code");
-  line.className = "sd-error__line";
-  line.textContent = error.message;
-  const button = document.createElement("button");
-  button.type = "button";
-  button.className = "md-button md-button--primary sd-error__retry";
-  button.textContent = "Retry";
-  button.addEventListener("click", retry);
-  el.append(title, " ", line, " ", button);
-  return el;
+  const retryButton = button("Retry", "md-button--primary sd-error__retry");
+  retryButton.addEventListener("click", retry);
+  const root = el("div", "sd-error", el("strong", "", titleOf(error)), " ", el("code", "sd-error__line", error.message), " ", retryButton);
+  root.setAttribute("role", "alert");
+  root.dataset.sdError = "";
+  return root;
 }
 
 // A banner at the top of `where` (the page's content by default), replacing the one there.

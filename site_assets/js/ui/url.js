@@ -18,23 +18,20 @@ export const PARAMS = Object.freeze({
   "top-k": { min: 0, max: 1024, step: 1, value: 50, short: "top-k" },
 });
 
-function decimals(step) {
-  const text = String(step);
-  return text.includes(".") ? text.length - text.indexOf(".") - 1 : 0;
-}
+const decimals = (step) => (String(step).split(".")[1] ?? "").length;
 
 export function snap(value, { min, step }) {
   if (!step) return value;
   return Number((min + Math.round((value - min) / step) * step).toFixed(decimals(step)));
 }
 
-// Read and clamp: {values, notes}, where each note says what was corrected and how. spec: {key: {min, max, step,
+// Read and clamp: {values, notes}, where notes[key] says what was corrected and how. spec: {key: {min, max, step,
 // value, choices}}; keys absent from the query take spec's value. With `choices` (a list of allowed values) a value
 // must be one of them: a number between two snaps to the nearer by ratio, a word that is none of them is replaced.
 export function readQuery(spec = PARAMS, search = location.search) {
   const query = new URLSearchParams(search);
   const values = {};
-  const notes = [];
+  const notes = {};
   for (const [key, range] of Object.entries(spec)) {
     const raw = query.get(key);
     const number = Number(raw);
@@ -44,13 +41,13 @@ export function readQuery(spec = PARAMS, search = location.search) {
       values[key] = readChoice(key, raw, range, notes);
     } else if (!Number.isFinite(number)) {
       values[key] = range.value;
-      notes.push(`${key} ${raw} is not a number; using ${range.value}`);
+      notes[key] = `${key} ${raw} is not a number; using ${range.value}`;
     } else if (number < range.min || number > range.max) {
       values[key] = number < range.min ? range.min : range.max;
-      notes.push(`${key} ${raw} is out of range; clamped to ${values[key]}`);
+      notes[key] = `${key} ${raw} is out of range; clamped to ${values[key]}`;
     } else {
       values[key] = snap(number, range);
-      if (values[key] !== number) notes.push(`${key} ${raw} is between steps of ${range.step}; rounded to ${values[key]}`);
+      if (values[key] !== number) notes[key] = `${key} ${raw} is between steps of ${range.step}; rounded to ${values[key]}`;
     }
   }
   return { values, notes };
@@ -63,17 +60,17 @@ function readChoice(key, raw, { choices, value }, notes) {
   if (exact !== undefined) return exact;
   const number = Number(raw);
   if (!Number.isFinite(number) || !choices.every((c) => typeof c === "number")) {
-    notes.push(`${key} “${raw}” is not one of ${listed(choices)}; using ${value}`);
+    notes[key] = `${key} “${raw}” is not one of ${listed(choices)}; using ${value}`;
     return value;
   }
   const [low, high] = [Math.min(...choices), Math.max(...choices)];
   if (number < low || number > high) {
     const clamped = number < low ? low : high;
-    notes.push(`${key} ${raw} is out of range; clamped to ${clamped}`);
+    notes[key] = `${key} ${raw} is out of range; clamped to ${clamped}`;
     return clamped;
   }
   const nearest = choices.reduce((best, c) => (Math.abs(Math.log(c / number)) < Math.abs(Math.log(best / number)) ? c : best));
-  notes.push(`${key} ${raw} is not one of ${listed(choices)}; rounded to ${nearest}`);
+  notes[key] = `${key} ${raw} is not one of ${listed(choices)}; rounded to ${nearest}`;
   return nearest;
 }
 

@@ -1,57 +1,53 @@
-// The one binding: a widget module declares its controls, handler, metrics and view; this file does the rest.
+// The one binding: a widget module declares its controls, handler, metrics, charts and view; this file does the rest.
 //
-// A page holds placeholders <div class="sd-widget" data-widget="NAME"> with inert JSON in
-// <template data-sd-settings> (its "handler" and "args") and the build-time result in <template data-sd-initial>.
-// mountAll(root) imports js/widgets/NAME.js on demand and binds its default export, an object (or a function of
-// the settings returning one):
+// A page holds placeholders <div class="sd-widget" data-widget="NAME"> with inert JSON in <template data-sd-settings>
+// (its "handler" and "args") and the build-time result in <template data-sd-initial>. js/widgets/NAME.js hands
+// define(import.meta.url, definition) an object, or a function of the settings returning one:
 //
-//   export default {
-//     handler: "bonus.simulate",             // default: settings.handler
-//     controls: [{key, label, ...}],         // or settings => [...]; see ui/controls.js
-//     metrics: [{name, label, format}],      // tiles; format(value, allMetrics) -> text
-//     args: (values, settings, extra) => ({...}),   // default: {...settings.args, ...values, ...extra}; a view
-//                                            // may return its own args (when they hold state of its own)
-//     live: true,                            // false: no call until the view asks (a Run button, say)
-//     view(ctx) { ...build the DOM...; return { paint(result, args), adopt?(result, args), args?, cleanup?() } },
-//   };
+//   handler: "bonus.simulate"                    default: settings.handler
+//   controls: [{key, label, ...}]                or settings => [...]; see ui/controls.js
+//   metrics: [{name, label, format}]             tiles; format(value, allMetrics) -> text
+//   args: (values, settings, extra) => ({...})   default {...settings.args, ...values, ...extra}; or the view's
+//   chart: "aria label"                          a chart of result.figure; charts: {key: label}, of result.figures[key]
+//   live: false                                  no call until the view asks (a Run button, say)
+//   view(ctx) -> {paint?, adopt?, args?, cleanup?}   builds the DOM; without one: controls, charts, tiles and note()
 //
 // What the binding does:
-// - first paint: the build-time result is painted only when the controls' state (after the URL) asks for the
-//   same arguments it was computed with; otherwise the widget says "Computing for γ = 8…" until Python answers;
+// - paint: the build-time result is painted only when the controls' state (after the URL) asks for the same
+//   arguments it was computed with; otherwise the widget says "Computing for γ = 8…" until Python answers.
+//   Declared charts and metrics are painted by the binding, then the view's paint adds the rest;
 // - the live loop: every committed control change bumps the state's version, writes url controls back to the query
 //   and asks for a result. One call runs at a time; a waiting refresh is replaced by a newer one (latest wins), a
 //   queued action (ctx.request with an action) is never dropped. A result is painted only if the state has not
 //   changed since it was asked for (a refresh: since it was sent; an action: since the reader asked for it);
 //   `adopt` (if any) sees every result, painted or not (a run's state);
 // - errors: a banner with Retry on the widget (the page's, when the worker itself failed) and console.error;
-// - no stale numbers: when the controls' state gets no result (the view's args say null, or its call failed), the
-//   widget's metrics painted for another state are cleared ("—");
+// - no stale numbers: when the controls' state gets no result (args say null, or the call failed), the widget's
+//   metrics painted for another state are cleared ("—");
 // - unmount: listeners added through ctx.on or ctx.signal go, charts are purged, the placeholder is restored.
 //
 // The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
-// values(), set(patch), group(class, keys),
-// chart(label), render(chart, figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text),
-// clearMetric(name, text), request(action?), call(handler, args, {signal}), task(), on(target, type, fn),
-// button(label, onClick, class), notice(text), markLive(), report(error), onStatus(fn). A view's args may return
-// null: nothing is asked of Python for that state.
+// values(), set(patch), group(class, keys), charts (key -> chart), chartRow(class), chart(label), render(chart,
+// figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text), clearMetric(name, text),
+// request(action?), call(handler, args, {signal}), task(), runButton(loop), on(target, type, fn), button(label,
+// onClick, class), notice(text), markLive(), report(error), onStatus(fn).
 //   request(action) -> Promise<result | null>: null when the result was not painted (the state moved on).
 //   action: {extra, handler, args(values), paint(result, args), adopt(result, args)}, all optional.
 
 import { render, purge } from "../runtime/charts.js";
 import { SDError, onStatus, python } from "../runtime/python.js";
-import { button, clearMetric, control, el as element, formatNumber, setMetric, tiles } from "./controls.js";
+import { announce, button, clearMetric, control, el as element, formatNumber, setMetric, tiles } from "./controls.js";
 import { banner, showError } from "./status.js";
 import { PARAMS, readQuery, writeQuery } from "./url.js";
 
 const mounted = new Map(); // placeholder -> {controller, charts, original, cleanup}
 const modules = new Map(); // widget name -> import promise
 const failedLoads = new Map(); // widget name -> failed attempts
+let corrections = {}; // URL key -> what its value needed, on the page on screen (a remount starts afresh)
 let retryAll = () => {};
 
 export const widgetCount = () => mounted.size;
 export const setRetry = (retry) => (retryAll = retry);
-
-const aborted = () => new DOMException("the widget was unmounted or stopped", "AbortError");
 
 function readTemplate(el, attribute) {
   const template = el.querySelector(`:scope > template[${attribute}]`);
@@ -102,7 +98,10 @@ function bind(el, definition, entry) {
   const def = typeof definition === "function" ? definition(settings) : definition;
   const { signal } = entry.controller;
   const specs = (typeof def.controls === "function" ? def.controls(settings) : def.controls) || [];
-  const { values: fromUrl, notes } = readQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, s])));
+  const { values: fromUrl, notes: found } = readQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, s])));
+  // The first widget to read a wrong value writes the corrected link; the others reading that key say so too.
+  Object.assign(corrections, found);
+  const notes = specs.filter((s) => s.url && s.key in corrections).map((s) => corrections[s.key]);
   const controls = {};
   for (const spec of specs) controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
@@ -110,12 +109,8 @@ function bind(el, definition, entry) {
   let view = null;
   // A view's or definition's args function has the last word: its null means "nothing to ask Python".
   const argsOf = (v, extra) => (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
-  const handler = def.handler || settings.handler;
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
-  const writeUrl = () => {
-    const url = specs.filter((s) => s.url);
-    if (url.length) writeQuery(Object.fromEntries(url.map((s) => [s.key, controls[s.key].value])));
-  };
+  const writeUrl = () => writeQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, controls[s.key].value])));
   let version = 0;
   let shown = -1; // the version whose result is on screen (-1: none)
   let pending = null; // the "computing for …" note, while no result matches the controls
@@ -167,7 +162,7 @@ function bind(el, definition, entry) {
         stale(asked); // the view says these controls cannot be computed (and why)
         return resolve(null);
       }
-      const result = await ctx.call(action?.handler || handler, args);
+      const result = await ctx.call(action?.handler || def.handler || settings.handler, args);
       (action?.adopt || view.adopt)?.(result, args);
       if (asked !== version) return resolve(null); // the controls moved on: a newer request paints their result
       await (action?.paint || view.paint)(result, args);
@@ -205,11 +200,7 @@ function bind(el, definition, entry) {
       writeUrl();
       if (!quiet) refresh();
     },
-    group(className, keys = specs.map((s) => s.key)) {
-      const div = element("div", className);
-      div.append(...keys.map((key) => controls[key].root));
-      return div;
-    },
+    group: (className, keys = specs.map((s) => s.key)) => element("div", className, ...keys.map((key) => controls[key].root)),
     chart(label) {
       // role=figure (not img): Plotly's mode bar puts focusable buttons inside the chart.
       const div = element("div", "sd-chart");
@@ -228,7 +219,7 @@ function bind(el, definition, entry) {
     },
     async call(name, args, options = {}) {
       const result = await python.call(name, args);
-      if (signal.aborted || options.signal?.aborted) throw aborted();
+      if (signal.aborted || options.signal?.aborted) throw new DOMException("the widget was unmounted or stopped", "AbortError");
       el.dataset.sdLive = "true";
       el.querySelector(":scope > .sd-error")?.remove();
       return result;
@@ -238,22 +229,49 @@ function bind(el, definition, entry) {
       signal.addEventListener("abort", () => controller.abort(), { once: true, signal: controller.signal });
       return { signal: controller.signal, stop: () => controller.abort() };
     },
+    // Run, reading Stop while loop(signal, ...args) runs as a task (data-sd-running on the widget); a press then
+    // stops it. stop() resolves once the loop has ended; a failure the widget showed is not thrown again.
+    runButton(loop, className = "") {
+      let task = null;
+      let running = Promise.resolve();
+      const button = ctx.button("Run", () => (task ? task.stop() : run()), className);
+      const run = (...args) => {
+        task = ctx.task();
+        button.textContent = "Stop";
+        el.dataset.sdRunning = "true";
+        running = loop(task.signal, ...args).finally(() => {
+          task = null;
+          button.textContent = "Run";
+          delete el.dataset.sdRunning;
+        });
+        return running;
+      };
+      const stop = () => {
+        task?.stop();
+        return running.catch((err) => {
+          if (!err?.shown && err?.name !== "AbortError") throw err;
+        });
+      };
+      return { button, run, stop, running: () => task !== null };
+    },
     button(label, onClick, className = "") {
       const b = button(label, className);
       b.addEventListener("click", guard(onClick));
       return b;
     },
-    notice(text) {
-      const note = element("p", "sd-notice", text);
-      note.setAttribute("role", "status");
-      const notes = el.querySelectorAll(":scope > .sd-notice");
-      if (notes.length) notes[notes.length - 1].after(note);
-      else el.prepend(note);
-      return note;
-    },
+    notice: (text) => atTop(el, announce("sd-notice", text)),
   };
 
-  view = def.view(ctx);
+  const declared = def.charts ?? (def.chart ? { figure: def.chart } : {});
+  ctx.charts = Object.fromEntries(Object.entries(declared).map(([key, label]) => [key, ctx.chart(label)]));
+  ctx.chartRow = (className = "sd-charts") => element("div", className, ...Object.values(ctx.charts));
+  view = def.view ? def.view(ctx) : standardView(ctx, def);
+  const own = view.paint;
+  view.paint = (result, args) => {
+    for (const [key, chart] of Object.entries(ctx.charts)) ctx.render(chart, result.figures?.[key] ?? result[key]);
+    if (def.metrics && result.metrics) ctx.setMetrics(result.metrics);
+    return own?.(result, args);
+  };
   entry.cleanup = view.cleanup || null;
   for (const note of notes) ctx.notice(note);
   for (const spec of specs) {
@@ -267,7 +285,7 @@ function bind(el, definition, entry) {
       if (spec.live !== false) refresh();
     }));
   }
-  if (notes.length) writeUrl(); // the link in the address bar is the corrected one
+  if (Object.keys(found).length) writeUrl(); // the link in the address bar is the corrected one
 
   // First paint: the build-time result, if it answers the controls' state; else a visible "computing" state.
   const now = values();
@@ -277,14 +295,23 @@ function bind(el, definition, entry) {
   } else if (initial) {
     const changed = specs.filter((s) => now[s.key] !== start[s.key]);
     const said = changed.map((s) => `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`);
-    pending = element("p", "sd-pending", `Computing for ${said.join(", ")}…`);
-    pending.setAttribute("role", "status");
+    pending = atTop(el, announce("sd-pending", `Computing for ${said.join(", ")}…`));
     pending.dataset.sdPending = "";
-    const notes = el.querySelectorAll(":scope > .sd-notice");
-    if (notes.length) notes[notes.length - 1].after(pending);
-    else el.prepend(pending);
   }
   if (def.live !== false) refresh();
+}
+
+// Notes stack at the top of the widget, in the order they came.
+function atTop(el, node) {
+  const notes = el.querySelectorAll(":scope > .sd-notice");
+  if (notes.length) notes[notes.length - 1].after(node);
+  else el.prepend(node);
+  return node;
+}
+
+function standardView(ctx, def) {
+  ctx.el.append(ctx.group("sd-controls"), ...Object.values(ctx.charts), ctx.tiles(), ...(def.note ? [def.note()] : []));
+  return {};
 }
 
 function clampNumber(value, { min, max, step = 1, value: fallback }) {
@@ -350,11 +377,14 @@ export function unmount(el) {
 }
 
 export function mountAll(root = document) {
-  for (const el of [...mounted.keys()]) if (!el.isConnected) unmount(el); // left behind by instant navigation
+  const left = [...mounted.keys()].filter((el) => !el.isConnected); // left behind by instant navigation
+  if (left.length) corrections = {};
+  for (const el of left) unmount(el);
   for (const el of root.querySelectorAll(".sd-widget[data-widget]")) mount(el);
 }
 
 export function remountAll() {
+  corrections = {};
   for (const el of [...mounted.keys()]) unmount(el);
   mountAll();
 }

@@ -1,17 +1,11 @@
 // Widget "bonus-sim": how often a round ends with a bonus token. Sliders α and γ; Python simulates a few thousand
 // real rounds of the agreement pair (models.agreement_pair, steps.draft + steps.speculative_round) and returns
 // them beside theory.accepted_count_distribution and theory.expected_tokens. URL state: alpha, gamma, seed.
-//
-//   <div class="sd-widget" data-widget="bonus-sim">
-//   <template data-sd-settings>{"handler": "bonus.simulate", "args": {"alpha": 0.8, "gamma": 4, "rounds": 2000, "seed": 0}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, fixed, percent } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { relation } from "./relation.js";
-
-const percent = (v) => `${(100 * v).toFixed(1)}%`;
 
 export default define(import.meta.url, (settings) => ({
   controls: [
@@ -27,26 +21,20 @@ export default define(import.meta.url, (settings) => ({
     { name: "alpha", label: "Per-token acceptance rate α (simulated): accepted ÷ checked", format: fixed(3) },
     { name: "alpha-theory", label: "Per-token acceptance rate α (set)", format: fixed(2) },
   ],
+  charts: {
+    counts:
+      "Bar chart of the share of rounds by number of accepted drafts, theory as bars (the last bar: all accepted, a bonus token) and the simulated rounds as diamonds",
+    curve: "Line chart of expected tokens per target pass against γ at this α, under the ceiling γ + 1, with the current γ marked",
+  },
   view(ctx) {
-    const summary = el("p", "sd-verdict");
-    summary.setAttribute("role", "status");
-    summary.setAttribute("aria-live", "polite");
+    const summary = announce("sd-verdict");
     const note = relation(
       "Tokens per target pass = (1 − α^(γ+1)) / (1 − α) follows from α and γ. α counts only drafts the verifier checked; the draft acceptance rate (accepted ÷ drafted) also counts the discarded ones, so it is lower.",
     );
-    const counts = ctx.chart(
-      "Bar chart of the share of rounds by number of accepted drafts, theory as bars (the last bar: all accepted, a bonus token) and the simulated rounds as diamonds",
-    );
-    const curve = ctx.chart("Line chart of expected tokens per target pass against γ at this α, under the ceiling γ + 1, with the current γ marked");
-    const charts = el("div", "sd-charts");
-    charts.append(counts, curve);
-    ctx.el.append(ctx.group("sd-controls"), summary, ctx.tiles(), note, charts);
+    ctx.el.append(ctx.group("sd-controls"), summary, ctx.tiles(), note, ctx.chartRow());
     return {
       paint(result) {
         const m = result.metrics;
-        ctx.render(counts, result.figures.counts);
-        ctx.render(curve, result.figures.curve);
-        ctx.setMetrics(m);
         const g = result.counts.length - 1;
         const [fewest, most] = result.emitted;
         summary.textContent =

@@ -2,13 +2,9 @@
 // (presets) and morphs the draft q with three sliders; Python returns p, q, min(p, q) and the residual, plus the
 // stacked "proof" chart where accepted mass and correction mass add up to p(x). "Sample 10,000 rounds" runs the
 // real steps (steps.draft, then steps.speculative_round) in the worker and compares the emitted tokens with p.
-//
-//   <div class="sd-widget" data-widget="correct-split">
-//   <template data-sd-settings>{"handler": "correct.split", "args": {"preset": "worked", "temperature": 1, "shift": 0, "blend": 0}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const PRESETS = [
@@ -19,23 +15,15 @@ const PRESETS = [
 ];
 const DEFAULTS = { temperature: 1, shift: 0, blend: 0 };
 const SAMPLES = 10_000;
-const pValue = (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v));
 const PAIR = ["preset", "temperature", "shift", "blend"];
+const temperatureText = (v) => (v < 1 ? `${fixed(2)(v)} (sharper)` : v > 1 ? `${fixed(2)(v)} (flatter)` : "1 (as is)");
 
 export default define(import.meta.url, (settings) => {
   const args = { preset: "worked", ...DEFAULTS, ...settings.args };
   return {
     controls: [
       { key: "preset", label: "Starting pair", kind: "choice", options: PRESETS, value: args.preset, onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }) },
-      {
-        key: "temperature",
-        label: "Draft temperature",
-        min: 0.25,
-        max: 4,
-        step: 0.25,
-        value: args.temperature,
-        format: (v) => (v < 1 ? `${fixed(2)(v)} (sharper)` : v > 1 ? `${fixed(2)(v)} (flatter)` : "1 (as is)"),
-      },
+      { key: "temperature", label: "Draft temperature", min: 0.25, max: 4, step: 0.25, value: args.temperature, format: temperatureText },
       { key: "shift", label: "Draft shift (tokens)", min: -2, max: 2, step: 1, value: args.shift, format: (v) => (v > 0 ? `+${v}` : String(v)) },
       { key: "blend", label: "Blend draft toward target", min: 0, max: 1, step: 0.05, value: args.blend, format: (v) => `${Math.round(v * 100)}%` },
       { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: 0, live: false }, // only Sample uses it
@@ -50,35 +38,32 @@ export default define(import.meta.url, (settings) => {
       { name: "tv-noise", label: "Typical TV from noise alone", format: fixed(4) },
       { name: "p-value", label: "χ² p-value", format: pValue },
       { name: "correction-share", label: "Rounds ending in a correction", format: (v, m) => `${fixed(3)(v)} (theory ${fixed(3)(m["correction-share-theory"])})` },
-      { name: "exact", label: "Output = target?", format: (v) => (v ? "consistent ✓" : "rejected ✗") },
+      { name: "exact", label: "Output = target?", format: verdictText },
     ],
+    charts: {
+      dists: "Grouped bar chart of the target p, the draft q, the accepted mass min(p, q) and the residual, per token",
+      proof:
+        "Stacked bar chart per token: the mass emitted through an accepted draft, min(p, q), stacked on the mass emitted through a correction, (1 − β) times the residual; a marker shows p(x) at the top of each stack",
+    },
     view,
   };
 });
 
 function view(ctx) {
-  const dists = ctx.chart("Grouped bar chart of the target p, the draft q, the accepted mass min(p, q) and the residual, per token");
-  const proof = ctx.chart(
-    "Stacked bar chart per token: the mass emitted through an accepted draft, min(p, q), stacked on the mass emitted through a correction, (1 − β) times the residual; a marker shows p(x) at the top of each stack",
-  );
   const splitTiles = ctx.tiles(["beta", "reject-rate", "draft-tv", "identity-gap"]);
   const sampleTiles = ctx.tiles(["tv-distance", "tv-noise", "p-value", "correction-share", "exact"]);
 
   // The Monte Carlo part: the real round, 10,000 times, in the reader's browser.
   const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => runSample(), "md-button--primary");
-  const sampleRow = el("div", "sd-buttons");
-  sampleRow.append(ctx.controls.seed.root, sampleButton);
+  const sampleRow = el("div", "sd-buttons", ctx.controls.seed.root, sampleButton);
   const sampleChart = ctx.chart("Bar chart of the emitted-token frequencies of the sampled rounds against the target p, with two-standard-error bars");
   sampleChart.hidden = true;
-  const verdict = el("p", "sd-verdict", "Not sampled yet: the charts above are exact; press the button to test the real algorithm.");
-  verdict.setAttribute("role", "status");
-  verdict.setAttribute("aria-live", "polite");
-  const sampleBox = el("div", "sd-cbe-sample");
-  sampleBox.append(sampleRow, verdict, sampleChart, sampleTiles);
+  const verdict = announce("sd-verdict", "Not sampled yet: the charts above are exact; press the button to test the real algorithm.");
+  const sampleBox = el("div", "sd-cbe-sample", sampleRow, verdict, sampleChart, sampleTiles);
   const inert = el("p", "sd-note"); // why temperature has no effect on this pair, when it has none
   inert.dataset.sdNote = "temperature";
   inert.hidden = true;
-  ctx.el.append(ctx.controls.preset.root, ctx.group("sd-controls", ["temperature", "shift", "blend"]), inert, splitTiles, dists, proof, sampleBox);
+  ctx.el.append(ctx.controls.preset.root, ctx.group("sd-controls", ["temperature", "shift", "blend"]), inert, splitTiles, ctx.charts.dists, ctx.charts.proof, sampleBox);
 
   let current = null; // the split on screen: p, q and labels for the sampler
   const chips = ctx.controls.preset.root.querySelectorAll("button");
@@ -130,9 +115,6 @@ function view(ctx) {
       current = result;
       inert.textContent = result.temperature_note;
       inert.hidden = !result.temperature_note;
-      ctx.render(dists, result.figures.dists);
-      ctx.render(proof, result.figures.proof);
-      ctx.setMetrics(result.metrics);
     },
   };
 }

@@ -4,13 +4,9 @@
 // speedup across batch sizes, the presets' sources, and the race: both decoders on one clock, rounds from the
 // engine (cost.race), animated with requestAnimationFrame (the final state at once under prefers-reduced-motion).
 // URL state: batch, context, gamma, alpha, hardware, target, draft, weights (clamped, with a notice).
-//
-//   <div class="sd-widget" data-widget="cost">
-//   <template data-sd-settings>{"handler": "cost.model", "args": {"alpha": 0.8, "gamma": 4, "batch": 1, ...}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
@@ -50,32 +46,25 @@ export default define(import.meta.url, (settings) => {
       { name: "speculative-token-ms", label: "Per token, speculative (expected)", format: ms },
       { name: "memory-gb", label: "Memory needed: weights + KV caches", format: (v) => `${Number(v).toFixed(1)} GB` },
     ],
+    charts: {
+      roofline: "Roofline: attained TFLOP/s against arithmetic intensity, log-log, with the plain pass, the verification pass and a draft step marked",
+      batch: "Line chart of the speedup against batch size at this γ, α and context, with break-even at 1× and your batch size circled",
+    },
     view,
   };
 });
 
 function view(ctx) {
-  const verdict = el("p", "sd-verdict sd-verdict--strong sd-cost-verdict");
-  verdict.setAttribute("role", "status");
-  const memory = el("p", "sd-verdict sd-cost-memory");
-  memory.setAttribute("role", "status");
-  const roofline = ctx.chart("Roofline: attained TFLOP/s against arithmetic intensity, log-log, with the plain pass, the verification pass and a draft step marked");
-  const batch = ctx.chart("Line chart of the speedup against batch size at this γ, α and context, with break-even at 1× and your batch size circled");
-  const charts = el("div", "sd-charts");
-  charts.append(roofline, batch);
-  const sources = el("details", "sd-note sd-cost-sources");
-  sources.append(el("summary", "", "Where these numbers come from"));
+  const verdict = announce("sd-verdict sd-verdict--strong sd-cost-verdict");
+  const memory = announce("sd-verdict sd-cost-memory");
   const sourceList = el("ul");
-  sources.append(sourceList);
+  const sources = el("details", "sd-note sd-cost-sources", el("summary", "", "Where these numbers come from"), sourceList);
   const race = raceView(ctx);
-  ctx.el.append(ctx.group("sd-controls sd-cost-controls"), verdict, memory, ctx.tiles(), charts, sources, race.root);
+  ctx.el.append(ctx.group("sd-controls sd-cost-controls"), verdict, memory, ctx.tiles(), ctx.chartRow(), sources, race.root);
 
   return {
     paint(result, args) {
       const m = result.metrics;
-      ctx.render(roofline, result.figures.roofline);
-      ctx.render(batch, result.figures.batch);
-      ctx.setMetrics(m);
       const pays = m.speedup > 1;
       verdict.dataset.pays = String(pays);
       verdict.classList.toggle("sd-verdict--ok", pays);
@@ -129,8 +118,7 @@ function raceView(ctx) {
     '<span class="sd-token sd-token--accepted">accepted</span><span class="sd-token sd-token--rejected">rejected</span>' +
     '<span class="sd-token sd-token--discarded">discarded</span><span class="sd-token sd-token--correction">correction</span>' +
     '<span class="sd-token sd-token--bonus">bonus</span>';
-  const summary = el("p", "sd-verdict sd-verdict--quiet");
-  summary.setAttribute("role", "status");
+  const summary = announce("sd-verdict sd-verdict--quiet");
   summary.textContent = "Press Run: both lanes start together.";
   root.append(head, intro, bar, lanes.plain.root, lanes.speculative.root, legend, summary);
 

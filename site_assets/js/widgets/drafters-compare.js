@@ -2,13 +2,9 @@
 // through the engine on one passage of the novel, the trigram as the target. Python (web/drafters.py) returns the
 // acceptance at each draft position, tokens per target pass, a table of all three and the first continuation of
 // the chosen drafter, token by token. URL state: gamma, seed.
-//
-//   <div class="sd-widget" data-widget="drafters-compare">
-//   <template data-sd-settings>{"handler": "drafters.compare", "args": {"passage": "repetitive", "drafter": "lookup", "gamma": 4, "tokens": 160, "seed": 0}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed, scroller } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const PASSAGES = [
@@ -33,28 +29,19 @@ export default define(import.meta.url, (settings) => ({
     { name: "tokens-per-pass", label: "Tokens per target pass", format: fixed(3) },
     { name: "draft-calls-per-token", label: "Draft-model passes per emitted token", format: fixed(2) },
   ],
+  charts: {
+    positions: "Line chart: for each drafter, the share of checked drafts accepted at each draft position 1 to γ",
+    passes: "Bar chart: tokens per target pass for each drafter, the chosen one in blue; the dotted line is plain decoding",
+  },
   view(ctx) {
-    const summary = el("p", "sd-verdict");
-    summary.setAttribute("role", "status");
-    summary.setAttribute("aria-live", "polite");
-    const positions = ctx.chart("Line chart: for each drafter, the share of checked drafts accepted at each draft position 1 to γ");
-    const passes = ctx.chart("Bar chart: tokens per target pass for each drafter, the chosen one in blue; the dotted line is plain decoding");
-    const charts = el("div", "sd-charts");
-    charts.append(positions, passes);
+    const summary = announce("sd-verdict");
     const table = el("table", "sd-table sd-table--numeric");
-    const wrap = el("div", "sd-scroll");
-    Object.assign(wrap, { tabIndex: 0 });
-    wrap.setAttribute("role", "region");
-    wrap.setAttribute("aria-label", "Table of the three drafters");
-    wrap.append(table);
+    const wrap = scroller("Table of the three drafters", table);
     const sampleTitle = el("p", "sd-note");
     const sample = el("p", "sd-drafters-sample");
-    ctx.el.append(ctx.group("sd-controls"), summary, ctx.tiles(), charts, wrap, sampleTitle, sample);
+    ctx.el.append(ctx.group("sd-controls"), summary, ctx.tiles(), ctx.chartRow(), wrap, sampleTitle, sample);
     return {
       paint(result, args) {
-        ctx.render(positions, result.figures.positions);
-        ctx.render(passes, result.figures.passes);
-        ctx.setMetrics(result.metrics);
         const rows = result.table;
         table.innerHTML =
           `<caption>All three drafters on this passage (${args?.tokens ?? ctx.settings.args.tokens} tokens each, continued ${result.segment} at a time); every one keeps the output distribution exact.</caption>` +
@@ -72,12 +59,7 @@ export default define(import.meta.url, (settings) => ({
           `${(100 * chosen["accept-rate"]).toFixed(1)}% of its drafts accepted; it drafted in ${chosen.rounds_with_drafts} of ${chosen.rounds} rounds. ` +
           "Whatever the drafter, the text follows the target's distribution exactly.";
         sampleTitle.textContent = `First continuation with ${chosen.label.toLowerCase()} (outlined: drafts the target accepted; plain: tokens the target drew itself):`;
-        sample.replaceChildren(
-          ...result.sample.map(([text, kind]) => {
-            const span = el("span", kind === "draft" ? "sd-token sd-token--accepted" : "sd-token", text.replace(/\n/g, "⏎"));
-            return span;
-          }),
-        );
+        sample.replaceChildren(...result.sample.map(([text, kind]) => el("span", kind === "draft" ? "sd-token sd-token--accepted" : "sd-token", text.replace(/\n/g, "⏎"))));
       },
     };
   },

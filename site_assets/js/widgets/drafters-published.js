@@ -2,13 +2,9 @@
 // (cited on the page) or computed by Python: the tokens per target pass that Eq. 1 of Leviathan et al. (2023)
 // predicts from a reported α (web/drafters.py, drafters.published). The build paints it; once Python is up the
 // same handler answers live (no controls, so once).
-//
-//   <div class="sd-widget" data-widget="drafters-published">
-//   <template data-sd-settings>{"handler": "drafters.published", "args": {}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el } from "../ui/controls.js";
+import { el, scroller } from "../ui/controls.js";
 
 const SOURCES = {
   "lev-t2": "Leviathan et al. 2023, Table 2",
@@ -25,12 +21,7 @@ export default define(import.meta.url, {
   controls: [],
   view(ctx) {
     const table = el("table", "sd-table sd-drafters-published");
-    const wrap = el("div", "sd-scroll");
-    Object.assign(wrap, { tabIndex: 0 });
-    wrap.setAttribute("role", "region");
-    wrap.setAttribute("aria-label", "Published results");
-    wrap.append(table);
-    ctx.el.append(wrap);
+    ctx.el.append(scroller("Published results", table));
     return {
       paint(result) {
         const g = result.symbol;

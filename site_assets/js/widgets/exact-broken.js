@@ -2,10 +2,6 @@
 // Python returns its exact output distribution (in fractions, then as floats) and, on "Sample 10,000 rounds", a
 // seeded sample with its TV and chi-square p-value. The broken variants live in specdec_core/web/exactness.py as
 // teaching-only functions; "exact" and "zero-draft" run the real steps.
-//
-//   <div class="sd-widget" data-widget="exact-broken">
-//   <script type="application/json">{"handler": "exactness.broken", "args": {"variant": "exact", "p": [...], "q": [...], "labels": [...]}}</script>
-//   </div>
 
 const SAMPLES = 10_000;
 const NAMES = {
@@ -21,7 +17,7 @@ const NAMES = {
 };
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const SAMPLED = ["tv-distance", "tv-noise", "p-value", "exact"];
@@ -36,19 +32,16 @@ export default define(import.meta.url, (settings) => ({
     { name: "exact-tv", label: "Exact TV(output, p)" },
     { name: "tv-distance", label: "Sampled TV(output, p)", format: fixed(4) },
     { name: "tv-noise", label: "Typical TV from noise alone", format: fixed(4) },
-    { name: "p-value", label: "χ² p-value", format: (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v)) },
-    { name: "exact", label: "Sample consistent with p?", format: (v) => (v ? "consistent ✓" : "rejected ✗") },
+    { name: "p-value", label: "χ² p-value", format: pValue },
+    { name: "exact", label: "Sample consistent with p?", format: verdictText },
   ],
+  chart: "Bar chart of the target p against this implementation's exact output distribution and, after sampling, its sampled frequencies",
   view(ctx) {
     const description = el("p", "sd-verdict sd-verdict--quiet");
     const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => sample(), "md-button--primary");
-    const row = el("div", "sd-buttons");
-    row.append(ctx.controls.seed.root, sampleButton);
-    const verdict = el("p", "sd-verdict");
-    verdict.setAttribute("role", "status");
-    verdict.setAttribute("aria-live", "polite");
-    const chart = ctx.chart("Bar chart of the target p against this implementation's exact output distribution and, after sampling, its sampled frequencies");
-    ctx.el.append(ctx.controls.variant.root, description, row, verdict, ctx.tiles(), chart);
+    const row = el("div", "sd-buttons", ctx.controls.seed.root, sampleButton);
+    const verdict = announce("sd-verdict");
+    ctx.el.append(ctx.controls.variant.root, description, row, verdict, ctx.tiles(), ctx.charts.figure);
 
     async function sample() {
       const seed = ctx.controls.seed.value;
@@ -60,18 +53,8 @@ export default define(import.meta.url, (settings) => ({
         const m = result.metrics;
         const law = (row) => row.map((x, i) => `${result.labels[i]} ${x}`).join(", ");
         description.textContent = `${result.description} Exact output law: ${law(result.law)}; target p: ${law(result.target)}.`;
-        ctx.render(chart, result.figure);
-        if (m.samples) {
-          ctx.setMetrics(m);
-          verdict.textContent = m.exact
-            ? `${m.samples.toLocaleString("en")} rounds: TV ${fixed(4)(m["tv-distance"])}, about the ${fixed(4)(m["tv-noise"])} that noise alone gives; p-value ${fixed(3)(m["p-value"])}. No evidence against exactness.`
-            : `${m.samples.toLocaleString("en")} rounds: TV ${fixed(4)(m["tv-distance"])}, far above the ${fixed(4)(m["tv-noise"])} of noise; p-value ${Number(m["p-value"]).toExponential(1)}. The output is not p.`;
-        } else {
-          for (const name of SAMPLED) ctx.clearMetric(name, "not sampled"); // nothing measured yet: no number
-          verdict.textContent = m["exact-equal"]
-            ? "In exact arithmetic this implementation emits p exactly. Sample it to see the statistics agree."
-            : `In exact arithmetic this implementation is off by TV ${fixed(4)(m["exact-tv"])}. Sample it to watch the test catch it.`;
-        }
+        verdict.textContent = result.verdict; // the exact law's reading, then the sample's
+        if (!m.samples) for (const name of SAMPLED) ctx.clearMetric(name, "not sampled"); // nothing measured yet: no number
         ctx.setMetric("exact-tv", m["exact-tv"], m["exact-equal"] ? "0 (exactly p)" : fixed(4)(m["exact-tv"]));
       },
     };

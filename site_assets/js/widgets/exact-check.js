@@ -2,13 +2,9 @@
 // tokens and picks γ; Python (theory.exact_output_distribution, exact_prefix_distribution, target_prefix_distribution,
 // all with fractions.Fraction) returns the tables and the check of the first γ + 1 tokens, and every ✓ is a
 // comparison Python made, not a label.
-//
-//   <div class="sd-widget" data-widget="exact-check">
-//   <template data-sd-settings>{"handler": "exactness.check", "args": {"p": [8, 7, 5], "q": [1, 1, 3], "gamma": 2}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el } from "../ui/controls.js";
+import { announce, el, scroller } from "../ui/controls.js";
 
 const PRESETS = [
   ["Our example", [8, 7, 5], [1, 1, 3]],
@@ -27,23 +23,15 @@ const weights = (v, side) => TOKENS.map((_, i) => v[`${side}${i}`]);
 function table(caption, headings) {
   const t = el("table", "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions");
   const body = el("tbody");
-  const head = el("tr");
-  for (const h of headings) head.append(Object.assign(el("th", "", h), { scope: "col" }));
-  t.append(el("caption", "", caption), el("thead"), body);
-  t.tHead.append(head);
-  // It may scroll sideways on a narrow screen, so it takes keyboard focus (axe-core scrollable-region-focusable).
-  const wrap = Object.assign(el("div", "sd-scroll"), { tabIndex: 0 });
-  wrap.setAttribute("role", "region");
-  wrap.setAttribute("aria-label", caption);
-  wrap.append(t);
+  const head = el("tr", "", ...headings.map((h) => Object.assign(el("th", "", h), { scope: "col" })));
+  t.append(el("caption", "", caption), el("thead", "", head), body);
+  const wrap = scroller(caption, t);
   const fill = (rows) =>
     body.replaceChildren(
       ...rows.map(([first, ...cells]) => {
-        const tr = el("tr");
         const equal = cells.pop();
-        tr.append(Object.assign(el("th", "", first), { scope: "row" }), ...cells.map((c) => el("td", "", c)));
-        tr.append(el("td", `sd-cbe-check sd-cbe-check--${equal ? "ok" : "bad"}`, equal ? "✓ equal" : "✗ differs"));
-        return tr;
+        const check = el("td", `sd-cbe-check sd-cbe-check--${equal ? "ok" : "bad"}`, equal ? "✓ equal" : "✗ differs");
+        return el("tr", "", Object.assign(el("th", "", first), { scope: "row" }), ...cells.map((c) => el("td", "", c)), check);
       }),
     );
   return { wrap, fill };
@@ -75,9 +63,7 @@ function view(ctx) {
     const patch = Object.fromEntries(TOKENS.flatMap((_, i) => [[`p${i}`, p[i]], [`q${i}`, q[i]]]));
     presets.append(ctx.button(label, () => ctx.set(patch)));
   }
-  const verdict = el("p", "sd-verdict");
-  verdict.setAttribute("role", "status");
-  verdict.setAttribute("aria-live", "polite");
+  const verdict = announce("sd-verdict");
   const headings = ["token", "p(x)", "q(x)", "accepted draft min(p, q)", "correction (1 − β)·residual", "P(emit x), enumerated", "= p(x)?"];
   const one = table("One position: the two routes to each token, in exact fractions", headings);
   const two = table("Exact prefix of 2 tokens across rounds (a context-dependent pair)", ["first two tokens", "speculative decoding", "target alone", "equal?"]);
@@ -94,17 +80,12 @@ function view(ctx) {
       two.fill([]);
       return null;
     },
-    paint(result, args) {
+    paint(result) {
       one.fill(result.position.map((r) => [r.token, r.p, r.q, r.accepted, r.correction, r.emitted, r.equal]));
       two.fill(result.prefix.map((r) => [r.prefix, r.speculative, r.target, r.equal]));
       const m = result.metrics;
-      ctx.setMetrics(m);
       ctx.setMetric("beta", m.beta, `${result.beta} ≈ ${Number(m.beta).toFixed(3)}`);
-      const { length, prefixes, equal } = result.round;
-      const round = `all ${prefixes} prefixes of ${length} tokens, as many as one round with γ = ${args.gamma} emits when it accepts every draft and takes its bonus`;
-      verdict.textContent = m.exact
-        ? `All ${m["cells-checked"]} table rows equal the target's exactly, as fractions (β = ${result.beta}), and so do ${round}.`
-        : `Some probabilities differ from the target's: ${m["cells-checked"]} table rows and ${round} compared (${equal ? "equal" : "not equal"}).`;
+      verdict.textContent = result.verdict; // every comparison Python made, and how many
     },
   };
 }

@@ -3,43 +3,21 @@
 // so "accepted" means "below the top of the stem". Corrections and bonuses float above, discarded drafts lie
 // on the floor. Python (handler home.run) runs the rounds and builds the figure; this file only wires it up.
 //
-//   <div class="sd-widget" data-widget="lab3d">
-//   <script type="application/json">{"handler": "home.run", "args": {"gamma": 4, "alpha": 0.8, ..., "rounds": 16}}</script>
-//   </div>
-//
 // Controls: "Speculation length γ", "Agreement rate α", "Draft cost c", "Seed" (URL state gamma, alpha, cost, seed).
 // Buttons replay the run one half-step at a time (drafted, then checked): Run (Stop), Step, Reset. The chart,
 // the table, the summary and the cards always describe the same rounds: those checked so far.
 
 import { define } from "../ui/widget.js";
-import { el as element } from "../ui/controls.js";
+import { el, output, percent, times } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const PACE_MS = 260; // between replay frames, so the eye can follow a round from drafted to checked
 
-const percent = (v) => `${(v * 100).toFixed(1)}%`;
-const times = (v) => `${v.toFixed(2)}×`;
 const plain = (v) => v.toFixed(2);
-
 const CARDS = [
-  {
-    name: "target-calls-saved",
-    label: "Sequential target calls replaced by one check",
-    note: "tokens per target pass, minus the one a plain pass gives",
-    format: plain,
-  },
-  {
-    name: "relative-latency",
-    label: "Relative latency under the draft cost",
-    note: "speculative time ÷ plain time, in target passes",
-    format: times,
-  },
-  {
-    name: "discarded-fraction",
-    label: "Drafts discarded after the first rejection",
-    note: "share of all drafted tokens thrown away unchecked",
-    format: percent,
-  },
+  { name: "target-calls-saved", label: "Sequential target calls replaced by one check", note: "tokens per target pass, minus the one a plain pass gives", format: plain },
+  { name: "relative-latency", label: "Relative latency under the draft cost", note: "speculative time ÷ plain time, in target passes", format: times },
+  { name: "discarded-fraction", label: "Drafts discarded after the first rejection", note: "share of all drafted tokens thrown away unchecked", format: percent },
 ];
 
 const wait = (ms, signal) =>
@@ -48,41 +26,22 @@ const wait = (ms, signal) =>
     signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
   });
 
-function cards() {
-  const root = element("div", "sd-tiles sd-tiles--large");
-  for (const card of CARDS) {
-    const box = element("div", "sd-tile");
-    const value = element("output", "sd-tile__value", "…");
-    value.dataset.metric = card.name;
-    value.setAttribute("aria-live", "polite");
-    const theory = element("span", "sd-tile__sub", "theory ");
-    const expected = element("output", "", "…");
-    expected.dataset.metric = `${card.name}-theory`;
-    theory.append(expected);
-    box.append(element("span", "sd-tile__label", card.label), value, theory, element("span", "sd-tile__sub", card.note));
-    root.append(box);
-  }
-  return root;
-}
+const cards = () =>
+  el(
+    "div",
+    "sd-tiles sd-tiles--large",
+    ...CARDS.map(({ name, label, note }) => {
+      const theory = el("span", "sd-tile__sub", "theory ", output(`${name}-theory`));
+      return el("div", "sd-tile", el("span", "sd-tile__label", label), output(name, "…", "sd-tile__value"), theory, el("span", "sd-tile__sub", note));
+    }),
+  );
+
+const th = (text, scope) => Object.assign(el("th", "", text), { scope });
 
 function paintTable(table, rows) {
-  table.replaceChildren();
-  const head = table.createTHead().insertRow();
-  for (const title of ["Round", "Drafts, in order", "Ended with", "Tokens emitted"]) {
-    const th = element("th", "", title);
-    th.scope = "col";
-    head.append(th);
-  }
-  const body = table.createTBody();
-  for (const row of rows) {
-    const tr = body.insertRow();
-    const th = element("th", "", String(row.round));
-    th.scope = "row";
-    tr.append(th);
-    tr.insertCell().textContent = row.drafts.join(", ");
-    tr.insertCell().textContent = row.final;
-    tr.insertCell().textContent = String(row.emitted);
-  }
+  const head = ["Round", "Drafts, in order", "Ended with", "Tokens emitted"].map((title) => th(title, "col"));
+  const cells = (row) => [th(String(row.round), "row"), ...[row.drafts.join(", "), row.final, String(row.emitted)].map((t) => el("td", "", t))];
+  table.replaceChildren(el("thead", "", el("tr", "", ...head)), el("tbody", "", ...rows.map((row) => el("tr", "", ...cells(row)))));
 }
 
 // On a narrow screen the wide scene would be cut at the sides and float in blank space under the legend: a less
@@ -115,10 +74,9 @@ export default define(import.meta.url, (settings) => ({
   view(ctx) {
     const rounds = ctx.settings.args.rounds; // rounds in the run, all drawn in the chart
     // The scene, with the status line mirrored beside it (the one [data-sd-status] stays in the header).
-    const caption = element("p", "sd-note sd-lab3d__caption");
-    const status = element("span", "sd-state");
+    const status = el("span", "sd-state");
     status.setAttribute("aria-hidden", "true"); // the header's status line already speaks to screen readers
-    caption.append(status, element("span", "", "Drag to orbit · wheel to zoom · hover a token for its test"));
+    const caption = el("p", "sd-note sd-lab3d__caption", status, el("span", "", "Drag to orbit · wheel to zoom · hover a token for its test"));
     ctx.onStatus((python) => {
       status.textContent = python.text;
       status.dataset.state = python.state;
@@ -131,29 +89,23 @@ export default define(import.meta.url, (settings) => ({
 
     // Replay: Run (Stop), Step, Reset walk the same seeded run one half-step at a time (drafted, then checked).
     let frame = { shown: rounds, pending: false }; // what the chart shows: all rounds, or a replay's progress
-    let task = null;
-    const run = ctx.button("Run", () => (task ? task.stop() : play()));
+    const run = ctx.runButton(play);
     const step = ctx.button("Step", () => advance());
-    const reset = ctx.button("Reset", () => show(1, true));
-    const latest = element("p", "sd-lab3d__latest");
+    const latest = el("p", "sd-lab3d__latest");
     latest.setAttribute("aria-live", "polite");
-    const buttons = element("div", "sd-buttons");
-    buttons.append(run, step, reset);
-    const replay = element("div", "sd-lab3d__replay");
-    replay.append(buttons, latest);
+    const replay = el("div", "sd-lab3d__replay", el("div", "sd-buttons", run.button, step, ctx.button("Reset", () => show(1, true))), latest);
 
-    const footnote = element("p", "sd-note");
-    const summary = element("p", "sd-lab3d__summary");
+    const footnote = el("p", "sd-note");
+    const summary = el("p", "sd-lab3d__summary");
     summary.setAttribute("aria-live", "polite");
-    const details = element("details", "sd-lab3d__details");
-    const table = element("table", "sd-table");
-    details.append(element("summary", "", "The rounds in the chart, as a table"), table);
+    const table = el("table", "sd-table");
+    const details = el("details", "sd-lab3d__details", el("summary", "", "The rounds in the chart, as a table"), table);
     ctx.el.append(ctx.group("sd-controls"), caption, chart, replay, cards(), footnote, summary, details);
 
     // A control change shows the whole new run: any replay stops.
     for (const c of Object.values(ctx.controls)) {
       ctx.on(c.input, c.event, () => {
-        task?.stop();
+        run.stop();
         frame = { shown: rounds, pending: false };
       });
     }
@@ -168,19 +120,11 @@ export default define(import.meta.url, (settings) => ({
       if (frame.shown >= rounds) return show(1, true); // Step after the last round starts over
       return show(frame.shown + 1, true);
     };
-    async function play() {
-      task = ctx.task();
-      run.textContent = "Stop";
-      const { signal } = task;
-      try {
-        if (frame.shown >= rounds && !frame.pending) await show(1, true);
-        while (!signal.aborted && (frame.shown < rounds || frame.pending)) {
-          await wait(PACE_MS, signal);
-          if (!signal.aborted && (await advance()) === null) break; // the controls moved on
-        }
-      } finally {
-        task = null;
-        run.textContent = "Run";
+    async function play(signal) {
+      if (frame.shown >= rounds && !frame.pending) await show(1, true);
+      while (!signal.aborted && (frame.shown < rounds || frame.pending)) {
+        await wait(PACE_MS, signal);
+        if (!signal.aborted && (await advance()) === null) break; // the controls moved on
       }
     }
 
@@ -199,15 +143,8 @@ export default define(import.meta.url, (settings) => ({
           else ctx.setMetric(card.name, "", "—");
           ctx.setMetric(`${card.name}-theory`, m[`${card.name}-theory`], card.format(m[`${card.name}-theory`]));
         }
-        const passes = m["target-passes"];
-        footnote.textContent = passes
-          ? `Counted over the ${passes === 1 ? "round" : `${passes} rounds`} checked so far: ` +
-            `${m["tokens-emitted"]} tokens, speedup ${times(m.speedup)} (theory ${times(m["speedup-theory"])}). ` +
-            `Theory assumes i.i.d. acceptance, as this model pair has (Leviathan et al. 2023, Eq. 1 and Theorem 3.8); ` +
-            `a few rounds scatter around it.`
-          : "No round has been checked yet: the cards fill in as the target checks each round.";
+        footnote.textContent = result.footnote;
       },
-      cleanup: () => task?.stop(),
     };
   },
 }));

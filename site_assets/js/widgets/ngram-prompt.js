@@ -2,8 +2,9 @@
 // Prejudice from a prompt, so both offer the same prompt picker, γ, sampling knobs, seed, Step and Reset.
 // Numbers shown here come from Python; this file only lays them out.
 
-import { el } from "../ui/controls.js";
+import { announce, el } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
+import { relation } from "./relation.js";
 
 // The first live call trains the n-gram models in the worker (a fraction of a second): say so meanwhile.
 export const LOADING_MODEL = "Loading the language model (Pride and Prejudice n-grams)…";
@@ -31,11 +32,16 @@ export function roundControls(settings) {
 // What the handler takes: everything but the preset picker.
 export const roundArgs = ({ prompt, gamma, temperature, top_k, top_p, seed }) => ({ prompt, gamma, temperature, top_k, top_p, seed });
 
-// The panel's DOM: controls, Step (the next seed) and Reset (the settings' values), and a status line.
-export function roundPanel(ctx, { stepTitle }) {
+// A round widget's definition: the controls above, Step (the next seed) and Reset (the settings' values), a status
+// line, the prompt and what came after it (`words(result)`), the chart, the tiles, a relation note, and `details`.
+// `say(result, args, live)` is the status line's text (null: leave it).
+export function roundWidget(settings, { metrics, chart, stepTitle, textLabel, note, words, say, details }) {
+  return { controls: roundControls(settings), args: roundArgs, metrics, chart, view: (ctx) => roundView(ctx, { stepTitle, textLabel, note, words, say, details }) };
+}
+
+function roundView(ctx, { stepTitle, textLabel, note, words, say, details }) {
   const { preset, prompt } = ctx.controls;
-  const promptRow = el("div", "sd-controls sd-controls--row");
-  promptRow.append(preset.root, prompt.root);
+  const promptRow = el("div", "sd-controls sd-controls--row", preset.root, prompt.root);
   prompt.root.classList.add("sd-dv-text-control");
   // Typing a preset's words selects it; anything else is "your own text".
   ctx.on(prompt.input, "input", () => (preset.value = [...preset.input.options].some((o) => o.value === prompt.value) ? prompt.value : ""));
@@ -44,17 +50,24 @@ export function roundPanel(ctx, { stepTitle }) {
 
   const step = ctx.button("Step", () => ctx.set({ seed: ctx.controls.seed.value + 1 }), "md-button--primary");
   step.title = stepTitle;
-  const reset = ctx.button("Reset", () => ctx.set(ctx.start));
-  const buttons = el("div", "sd-buttons");
-  buttons.append(step, reset);
-
-  const status = el("p", "sd-verdict");
-  status.setAttribute("role", "status");
-  status.setAttribute("aria-live", "polite");
+  const buttons = el("div", "sd-buttons", step, ctx.button("Reset", () => ctx.set(ctx.start)));
+  const status = announce("sd-verdict", say(null, null, false));
   ctx.onStatus((python) => {
     if (python.state === "ready" && !ctx.el.dataset.sdLive) status.textContent = LOADING_MODEL;
   });
-  return { controls, buttons, status };
+  const text = el("p", "sd-dv-text");
+  text.setAttribute("aria-label", textLabel);
+  const more = el("div");
+  ctx.el.append(controls, buttons, status, text, ctx.charts.figure, ctx.tiles(), relation(note));
+  if (details) ctx.el.append(more);
+  return {
+    paint(result, args) {
+      text.replaceChildren(promptView(result.prompt_pieces, result.prompt_tokens), words(result));
+      const said = say(result, args, Boolean(ctx.el.dataset.sdLive));
+      if (said !== null) status.textContent = said;
+      if (details) more.replaceChildren(details(result));
+    },
+  };
 }
 
 // The prompt as the models read it: one box per byte-level BPE piece ("▁" is a leading space). A rare word takes

@@ -1,38 +1,19 @@
 // Widget "pair": one position of verification. Target p, draft q, the accepted mass min(p, q) and the residual a
 // correction is drawn from, for the settings' p and q; a slider blends the draft toward the target.
 // The smallest complete widget (ui/widget.js does the rest).
-//
-//   <div class="sd-widget" data-widget="pair">
-//   <script type="application/json">{"handler": "verify.pair", "args": {"p": [...], "q": [...]}}</script>
-//   </div>
 
 import { define } from "../ui/widget.js";
 
+const percent = (v) => `${Math.round(v * 100)}%`;
+
 export default define(import.meta.url, (settings) => ({
   controls: [
-    {
-      key: "blend",
-      label: "Draft blend toward the target",
-      min: 0,
-      max: 1,
-      step: 0.05,
-      value: settings.args.blend ?? 0,
-      format: (v) => `${Math.round(v * 100)}%`,
-    },
+    { key: "blend", label: "Draft blend toward the target", min: 0, max: 1, step: 0.05, value: settings.args.blend ?? 0, format: percent },
   ],
   metrics: [
     { name: "beta", label: "β = Σ min(p, q): P(a draft token is accepted)" },
     { name: "reject-rate", label: "Rejection probability 1 − β" },
     { name: "tv-distance", label: "Total variation TV(p, q)" },
   ],
-  view(ctx) {
-    const chart = ctx.chart("Bar chart of the target p, the draft q, min(p, q) and the residual, per token");
-    ctx.el.append(ctx.controls.blend.root, chart, ctx.tiles());
-    return {
-      paint(result) {
-        ctx.render(chart, result.figure);
-        ctx.setMetrics(result.metrics);
-      },
-    };
-  },
+  chart: "Bar chart of the target p, the draft q, min(p, q) and the residual, per token",
 }));

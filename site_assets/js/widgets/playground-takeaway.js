@@ -1,10 +1,6 @@
 // Widget "playground-takeaway": expected tokens per pass against alpha for gamma = 1..8, with the Playground's
 // current setting marked. It paints its build-time figure, then follows the playground widget's results
 // (playground.js, followPlayground), so the two stay in step without a second call to Python.
-//
-//   <div class="sd-widget" data-widget="playground-takeaway">
-//   <script type="application/json">{"handler": "playground.run", "args": {"quality": 0.85, "gamma": 4}}</script>
-//   </div>
 
 import { define } from "../ui/widget.js";
 import { el } from "../ui/controls.js";

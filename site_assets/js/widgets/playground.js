@@ -1,9 +1,5 @@
 // Widget "playground": speculative decoding on the 24-word quality pair, played round by round in the worker.
-//
-//   <div class="sd-widget" data-widget="playground">
-//   <template data-sd-settings>{"handler": "playground.run", "args": {...}, "runRounds": 2000,
-//     "experiments": [{"title", "predict", "look", "set": {"quality", "gamma"}, "reset": bool}, ...]}</template>
-//   </div>
+// Settings beyond handler and args: "runRounds", and "experiments" [{title, predict, look, set, reset}].
 //
 // All the numbers come from specdec_core.web "playground.run". Python keeps nothing between calls: each answer
 // carries the run's state, which this widget sends back with the next call (so a Retry after a dead worker goes
@@ -13,7 +9,7 @@
 // about 30 ms each, painting between them, until 2,000 more rounds are played or Stop.
 
 import { define } from "../ui/widget.js";
-import { el } from "../ui/controls.js";
+import { announce, el, output as metricOutput } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
@@ -51,35 +47,27 @@ const QUALITY = [[0.05, "random guesser"], [0.4, "weak"], [0.75, "fair"], [1, "g
 const qualityText = (v) => (v >= 1 ? "1.00 · matches target" : `${v.toFixed(2)} · ${QUALITY.find(([top], i) => (i ? v < top : v <= top))[1]}`);
 const gammaText = (v) => ({ 1: "1 · cautious", 8: "8 · long drafts" })[v] ?? String(v);
 
-function output(metric, className = "") {
-  const out = el("output", className);
-  out.dataset.metric = metric;
-  out.setAttribute("aria-live", "polite");
-  out.textContent = "—";
-  return out;
-}
+const output = (name, className = "") => metricOutput(name, "—", className);
 
 // A metric tile: label, the measured value, and a line under it ("theory …").
 function tile(label, main, ...below) {
-  const root = el("div", "sd-tile");
-  const dd = el("dd");
-  const sub = el("span", "sd-tile__sub");
-  sub.append(...below);
-  dd.append(main, sub); // inside the dd: a dl's groups may hold only dt and dd
-  root.append(el("dt", "", label), dd);
-  return root;
+  // The line under the value sits inside the dd: a dl's groups may hold only dt and dd.
+  return el("div", "sd-tile", el("dt", "", label), el("dd", "", main, el("span", "sd-tile__sub", ...below)));
 }
 const theoryTile = (label, name) => tile(label, output(name), "theory ", output(`${name}-theory`));
 
+const LEGEND = {
+  accepted: "accepted (draft agreed)",
+  rejected: "rejected",
+  correction: "→ resampled (correction)",
+  discarded: "discarded (after the rejection)",
+  bonus: "bonus token (all accepted)",
+};
+
 function legend() {
-  const root = el("ul", "sd-pg-legend");
+  const token = (kind) => el("span", `sd-token sd-token--${kind}`, kind === "correction" ? "dog" : "cat");
+  const root = el("ul", "sd-pg-legend", ...Object.entries(LEGEND).map(([kind, text]) => el("li", "", token(kind), " ", text)));
   root.setAttribute("aria-label", "Legend of the token stream");
-  const items = { accepted: "accepted (draft agreed)", rejected: "rejected", correction: "→ resampled (correction)", discarded: "discarded (after the rejection)", bonus: "bonus token (all accepted)" };
-  for (const [kind, text] of Object.entries(items)) {
-    const li = el("li");
-    li.append(el("span", `sd-token sd-token--${kind}`, kind === "correction" ? "dog" : "cat"), " ", text);
-    root.append(li);
-  }
   return root;
 }
 
@@ -99,21 +87,17 @@ export default define(import.meta.url, (settings) => {
 function view(ctx) {
   const root = ctx.el;
   const runRounds = ctx.settings.runRounds || 2000;
-  const runButton = ctx.button("Run", () => (task ? task.stop() : run(runRounds)), "md-button--primary");
-  const stepButton = ctx.button("Step", () => step());
-  const resetButton = ctx.button("Reset", () => reset());
-  const buttons = el("div", "sd-buttons");
+  const runner = ctx.runButton(run, "md-button--primary");
   const runNote = el("span", "sd-note", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
-  buttons.append(runButton, stepButton, resetButton, runNote);
+  const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => step()), ctx.button("Reset", () => reset()), runNote);
 
-  const explain = el("p", "sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
-  explain.setAttribute("aria-live", "polite");
-  explain.setAttribute("role", "status");
+  const explain = announce("sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
 
   // --- metrics ---
-  const metrics = el("dl", "sd-tiles");
   const sd = el("span", "sd-pg-sd");
-  metrics.append(
+  const metrics = el(
+    "dl",
+    "sd-tiles",
     tile("Draft acceptance rate", output("accept-rate"), "theory ", output("accept-rate-theory"), sd),
     theoryTile("Per-token acceptance rate α", "alpha"),
     theoryTile("Tokens / target pass", "tokens-per-pass"),
@@ -123,13 +107,14 @@ function view(ctx) {
   );
   // The whole-run numbers average every round so far; these show what the settings of the last rounds give.
   const recentHead = el("p", "sd-note", "The last rounds alone: none played yet.");
-  const recent = el("dl", "sd-tiles");
-  recent.setAttribute("aria-label", "Metrics over the last rounds only");
-  recent.append(
+  const recent = el(
+    "dl",
+    "sd-tiles",
     theoryTile("Draft acceptance rate, last rounds", "accept-rate-recent"),
     theoryTile("Tokens / target pass, last rounds", "tokens-per-pass-recent"),
     theoryTile("Speedup (cost c), last rounds", "speedup-recent"),
   );
+  recent.setAttribute("aria-label", "Metrics over the last rounds only");
   const theoryNote = el(
     "p",
     "sd-note",
@@ -138,10 +123,10 @@ function view(ctx) {
       "the whole run). Speedup is tokens ÷ (passes + c × drafted): one target pass is the time unit.",
   );
   // Why the two acceptance rates differ, and where to convert one into the other.
-  const rates = el("p", "sd-note sd-pg-rates");
-  const converter = el("a", "", "Tuning converter");
-  converter.href = new URL("../tuning/#the-calculator", document.baseURI).href;
-  rates.append(
+  const converter = Object.assign(el("a", "", "Tuning converter"), { href: new URL("../tuning/#the-calculator", document.baseURI).href });
+  const rates = el(
+    "p",
+    "sd-note sd-pg-rates",
     "The draft acceptance rate is accepted ÷ drafted, as vLLM reports it. α is accepted ÷ checked: drafts after " +
       "a rejection are discarded without ever being checked, so they count against the draft acceptance rate " +
       "only, and it sits below α. At γ = 4, α = 0.90 gives a draft acceptance rate of 0.77. The ",
@@ -159,8 +144,7 @@ function view(ctx) {
   const windowChart = ctx.chart("Line chart: draft acceptance rate over the last 50 rounds, played and theory");
   const acceptedChart = ctx.chart("Bar chart: share of rounds by drafts accepted, played and theory");
   const distChart = ctx.chart("Bar chart: target distribution, emitted output and draft distribution per word");
-  const chartRow = el("div", "sd-charts sd-charts--small");
-  chartRow.append(windowChart, acceptedChart);
+  const chartRow = el("div", "sd-charts sd-charts--small", windowChart, acceptedChart);
   const distCaption = el(
     "p",
     "sd-note",
@@ -172,21 +156,14 @@ function view(ctx) {
   );
 
   // --- predict, then test ---
-  const experiments = el("section", "sd-pg-experiments");
-  experiments.setAttribute("aria-label", "Predict, then test");
-  experiments.append(el("h3", "", "Predict, then test"));
-  const cards = el("div", "sd-pg-cards");
-  for (const exp of ctx.settings.experiments || []) {
-    const card = el("div", "sd-pg-card");
-    card.append(el("h4", "", exp.title), el("p", "sd-pg-predict", exp.predict));
-    const look = el("details");
-    look.append(el("summary", "", "What to look for"), el("p", "", exp.look));
+  const cards = (ctx.settings.experiments || []).map((exp) => {
     const go = ctx.button(exp.button || `Try: ${exp.title}`, () => experiment(exp));
     go.dataset.experiment = exp.id || "";
-    card.append(go, look);
-    cards.append(card);
-  }
-  experiments.append(cards);
+    const look = el("details", "", el("summary", "", "What to look for"), el("p", "", exp.look));
+    return el("div", "sd-pg-card", el("h4", "", exp.title), el("p", "sd-pg-predict", exp.predict), go, look);
+  });
+  const experiments = el("section", "sd-pg-experiments", el("h3", "", "Predict, then test"), el("div", "sd-pg-cards", ...cards));
+  experiments.setAttribute("aria-label", "Predict, then test");
 
   root.append(
     ctx.group("sd-controls sd-controls--values"),
@@ -209,8 +186,6 @@ function view(ctx) {
   // --- state ---
   let state = null; // the run, as the last answer returned it (null: a fresh run from the seed)
   let shownRounds = []; // the token stream's rounds, newest last
-  let task = null;
-  let running = Promise.resolve(); // the Run in progress, if any
   let frame = null; // pending chart redraw (a timeout id)
   let lastDraw = 0;
   let latest = null;
@@ -230,7 +205,7 @@ function view(ctx) {
   // they redraw at most every CHART_GAP ms, the worker computing the next chunk meanwhile; metrics and the
   // token stream update on every chunk. Outside a Run a change redraws at once.
   function scheduleCharts() {
-    if (!task) return paintCharts(); // a slider or Step: draw in this very task, no frame to wait for
+    if (!runner.running()) return paintCharts(); // a slider or Step: draw in this very task, no frame to wait for
     if (frame !== null) return;
     frame = setTimeout(() => requestAnimationFrame(paintCharts), Math.max(0, lastDraw + CHART_GAP - performance.now()));
   }
@@ -284,81 +259,57 @@ function view(ctx) {
   }
 
   function renderStream(rounds, total) {
-    stream.replaceChildren();
-    for (const r of rounds) {
-      const group = el("span", "sd-pg-round");
+    const groups = rounds.map((r) => {
+      const tokens = r.tokens.map(([word, kind]) => Object.assign(el("span", `sd-token sd-token--${kind}`, word), { title: kind }));
+      const group = el("span", "sd-pg-round", el("span", "sd-pg-round__n", String(r.round)), ...tokens);
       group.title = `Round ${r.round}: γ = ${r.gamma}, draft quality ${r.quality}`;
-      group.append(el("span", "sd-pg-round__n", String(r.round)));
-      for (const [word, kind] of r.tokens) {
-        const token = el("span", `sd-token sd-token--${kind}`, word);
-        token.title = kind;
-        group.append(token);
-      }
       group.setAttribute("aria-label", `Round ${r.round}: ${r.tokens.map(([w, k]) => `${w} ${k}`).join(", ")}`);
-      stream.append(group);
-    }
+      return group;
+    });
+    stream.replaceChildren(...groups);
     streamHead.textContent = total
       ? `Showing the last ${rounds.length} of ${total.toLocaleString("en")} rounds (the last round wrote “${emittedWords(rounds.at(-1).tokens)}”).`
       : "No rounds yet.";
   }
 
-  function run(total) {
-    running = (async () => {
-      task = ctx.task();
-      const signal = task.signal;
-      runButton.textContent = "Stop";
-      root.dataset.sdRunning = "true";
-      let left = total;
-      let chunk = 25;
-      try {
-        while (left > 0 && !signal.aborted) {
-          const n = Math.min(chunk, left);
-          const t0 = performance.now();
-          await ctx.request({ extra: { rounds: n } }); // adopted even if the controls moved meanwhile
-          left -= n;
-          // Size the next chunk so one call takes about 30 ms, whatever the machine and gamma.
-          const took = Math.max(1, performance.now() - t0);
-          chunk = Math.max(20, Math.min(400, Math.round((n * 30) / took)));
-        }
-      } finally {
-        task = null;
-        clearTimeout(frame);
-        frame = null;
-        if (latest) scheduleCharts(); // the final state, drawn at once
-        runButton.textContent = "Run";
-        delete root.dataset.sdRunning;
-      }
-    })();
-    return running;
-  }
-
-  async function stopRun() {
-    task?.stop();
+  async function run(signal, total = runRounds) {
+    let left = total;
+    let chunk = 25;
     try {
-      await running;
-    } catch (err) {
-      if (!err?.shown && err?.name !== "AbortError") throw err; // a failure the banner shows needs no second report
+      while (left > 0 && !signal.aborted) {
+        const n = Math.min(chunk, left);
+        const t0 = performance.now();
+        await ctx.request({ extra: { rounds: n } }); // adopted even if the controls moved meanwhile
+        left -= n;
+        // Size the next chunk so one call takes about 30 ms, whatever the machine and gamma.
+        const took = Math.max(1, performance.now() - t0);
+        chunk = Math.max(20, Math.min(400, Math.round((n * 30) / took)));
+      }
+    } finally {
+      clearTimeout(frame);
+      frame = null;
+      if (latest) paintCharts(); // the final state, drawn at once
     }
   }
 
   async function step() {
-    await stopRun();
+    await runner.stop();
     await ctx.request({ extra: { rounds: 1 } });
   }
 
   async function reset() {
-    await stopRun();
+    await runner.stop();
     fresh();
     explain.textContent = "Reset: a fresh run from the same seed.";
     await ctx.request({ extra: { rounds: 0 } });
   }
 
   async function experiment(exp) {
-    if (exp.reset) await stopRun();
+    if (exp.reset) await runner.stop();
     if (exp.reset) fresh();
     // A running Run picks the new settings up at its next chunk: the run goes on, no reset.
     ctx.set(Object.fromEntries(Object.entries(exp.set).filter(([key]) => key in ctx.controls)), { quiet: true });
-    if (!task) await run(runRounds);
+    if (!runner.running()) await runner.run();
   }
 
   return {
@@ -369,7 +320,6 @@ function view(ctx) {
     },
     paint,
     cleanup() {
-      task?.stop();
       clearTimeout(frame);
       lastTakeaway = null; // it belonged to this page's Playground
     },

@@ -2,12 +2,9 @@
 // acceptance rate, tokens per target pass), saying how they relate and linking to the Tuning calculator, which
 // converts one into another.
 
+import { el } from "../ui/controls.js";
+
 export function relation(text) {
-  const note = document.createElement("p");
-  note.className = "sd-relation";
-  const link = document.createElement("a");
-  link.href = "../tuning/#the-calculator";
-  link.textContent = "The Tuning calculator converts between them.";
-  note.append(`${text} `, link);
-  return note;
+  const link = Object.assign(el("a", "", "The Tuning calculator converts between them."), { href: "../tuning/#the-calculator" });
+  return el("p", "sd-relation", `${text} `, link);
 }

@@ -3,13 +3,9 @@
 // and measured from engine rounds at this temperature), β at each context, and at the prompt's last context the
 // greedy draft's output when it declares its softmax (the pitfall) or the one-hot it sampled from (the fix).
 // URL state: temperature, top-p, top-k, seed.
-//
-//   <div class="sd-widget" data-widget="sampling-lab">
-//   <template data-sd-settings>{"handler": "sampling.explore", "args": {"prompt": "...", "temperature": 1, ...}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const DECLARED = [
@@ -40,22 +36,21 @@ export default define(import.meta.url, (settings) => {
       { name: "exact", label: "Sample consistent with p?", format: verdictOf },
       { name: "exact-tv", label: "Exact TV(output, p)", format: (v) => (v === 0 ? "0 (exactly p)" : fixed(4)(v)) },
     ],
+    charts: {
+      alpha: "Line chart of α against temperature for three draft settings, enumerated over the prompt's contexts, with this temperature's exact and measured α marked",
+      contexts: "Bar chart of β at each context of the prompt at these settings, with diamonds where the two models' argmaxes agree",
+    },
     view,
   };
 });
 
 function view(ctx) {
-  const summary = el("p", "sd-verdict");
-  summary.setAttribute("role", "status");
-  const alphaChart = ctx.chart("Line chart of α against temperature for three draft settings, enumerated over the prompt's contexts, with this temperature's exact and measured α marked");
-  const contextChart = ctx.chart("Bar chart of β at each context of the prompt at these settings, with diamonds where the two models' argmaxes agree");
-  const charts = el("div", "sd-charts");
-  charts.append(alphaChart, contextChart);
+  const summary = announce("sd-verdict");
+  const charts = ctx.chartRow();
 
   const pitfall = el("div", "sd-sampling-pitfall");
   const where = el("p", "sd-verdict sd-verdict--quiet");
-  const verdict = el("p", "sd-verdict");
-  verdict.setAttribute("role", "status");
+  const verdict = announce("sd-verdict");
   const pitfallChart = ctx.chart("Bar chart of the target's likeliest tokens at the prompt's last context: target p, this draft's exact output law, and the sampled output");
   pitfall.append(ctx.controls.declared.root, where, verdict, ctx.tiles(["tv-distance", "tv-noise", "exact", "exact-tv"]), pitfallChart);
 
@@ -65,10 +60,7 @@ function view(ctx) {
   return {
     paint(result, a) {
       const m = result.metrics;
-      ctx.render(alphaChart, result.figures.alpha);
-      ctx.render(contextChart, result.figures.contexts);
       ctx.render(pitfallChart, result.figures.pitfall);
-      ctx.setMetrics(m);
       const t = a.temperature === 0 ? "0 (greedy)" : fixed(2)(a.temperature);
       summary.textContent =
         `At temperature ${t}: α measured ${fixed(3)(m.alpha)} ± ${fixed(3)(2 * m["alpha-se"])} over ${m.rounds.toLocaleString("en")} engine rounds, ` +

@@ -2,10 +2,6 @@
 // per target pass against nodes scored per pass, for a chain (k = 1, Eq. 1 of Leviathan et al.) and for full trees
 // with k = 2, 3, 4 (simulated). Right: a static full tree against a best-first (dynamic) tree of the same budget.
 //
-//   <div class="sd-widget" data-widget="trees-budget">
-//   <template data-sd-settings>{"handler": "trees.budget", "args": {...}}</template>
-//   </div>
-//
 // URL state: k, depth, alpha, seed (shared with the tree round above on the same page).
 
 import { define } from "../ui/widget.js";
@@ -34,19 +30,16 @@ export default define(import.meta.url, (settings) => {
       depth: values.depth,
       replacement: values.replacement === "true" || values.replacement === true,
     }),
-    view(ctx) {
-      const budget = ctx.chart(
+    charts: {
+      budget:
         "Line chart of tokens per target pass against nodes scored per pass on a log axis: a chain (triangles, theory) and full trees with k = 2, 3 and 4 (circles, diamonds, squares, simulated)",
-      );
-      const dynamic = ctx.chart("Line chart of tokens per target pass at each node budget: the static full tree (circles) and the best-first dynamic tree (stars, dashed)");
-      const charts = el("div", "sd-charts");
-      charts.append(budget, dynamic);
+      dynamic: "Line chart of tokens per target pass at each node budget: the static full tree (circles) and the best-first dynamic tree (stars, dashed)",
+    },
+    view(ctx) {
       const note = el("p", "sd-note");
-      ctx.el.append(ctx.group("sd-controls"), charts, note);
+      ctx.el.append(ctx.group("sd-controls"), ctx.chartRow(), note);
       return {
         paint(result) {
-          ctx.render(budget, result.figures.budget);
-          ctx.render(dynamic, result.figures.dynamic);
           note.textContent = `Synthetic pair at α = ${fixed(2)(result.metrics.alpha)}; each simulated point averages ${result.metrics.rounds} rounds (seed ${result.metrics.seed}).`;
         },
       };

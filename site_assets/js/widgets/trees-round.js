@@ -2,14 +2,10 @@
 // "trees.round", specdec_core/web/trees.py). Step plays one round and explains it; Run plays many in chunks,
 // sending the tallies back each time; Reset starts a new tally. Every number comes from Python.
 //
-//   <div class="sd-widget" data-widget="trees-round">
-//   <template data-sd-settings>{"handler": "trees.round", "args": {...}, "runRounds": 200}</template>
-//   </div>
-//
 // URL state: k, depth, alpha, seed (clamped by the binding, which says so).
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, el, fixed } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const PAIRS = [
@@ -40,6 +36,10 @@ export default define(import.meta.url, (settings) => {
       { name: "tv-distance", label: "TV(first tokens, target)", format: (v, m) => `${fixed(3)(v)} (noise ≈ ${fixed(3)(m["tv-noise"])})` },
       { name: "exact", label: "Output = target?", format: (v) => (v ? "consistent" : "not the target") },
     ],
+    charts: {
+      tree: "Tree drawing of the last round: depth across, each drafted node marked by its fate (accepted: filled circle, rejected: cross, never checked: open circle, correction: diamond, bonus: star), the verified path drawn bold",
+      mask: "Heatmap of the tree-attention mask: a filled cell where the row's node may attend to the column's node (itself and its ancestors)",
+    },
     view: (ctx) => view(ctx, settings),
   };
 });
@@ -47,36 +47,21 @@ export default define(import.meta.url, (settings) => {
 function view(ctx, settings) {
   const runRounds = settings.runRounds || 200;
   let state = null;
-  let task = null;
-  let running = null;
 
-  const runButton = ctx.button("Run", () => (task ? task.stop() : run()), "md-button--primary");
-  const stepButton = ctx.button("Step", () => step());
-  const resetButton = ctx.button("Reset", () => reset());
-  const buttons = el("div", "sd-buttons");
+  const runner = ctx.runButton(run, "md-button--primary");
   const progress = el("output", "sd-note sd-trees-progress");
   progress.setAttribute("aria-live", "polite");
-  buttons.append(runButton, stepButton, resetButton, progress);
+  const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => step()), ctx.button("Reset", () => reset()), progress);
 
-  const verdict = el("p", "sd-verdict");
-  verdict.setAttribute("role", "status");
+  const verdict = announce("sd-verdict");
   const explain = el("ol", "sd-trees-explain");
   explain.setAttribute("aria-live", "polite");
   explain.setAttribute("aria-label", "What the last round did");
   const emitted = el("p", "sd-note sd-trees-emitted");
-  const treeChart = ctx.chart(
-    "Tree drawing of the last round: depth across, each drafted node marked by its fate (accepted: filled circle, rejected: cross, never checked: open circle, correction: diamond, bonus: star), the verified path drawn bold",
-  );
-  const maskChart = ctx.chart("Heatmap of the tree-attention mask: a filled cell where the row's node may attend to the column's node (itself and its ancestors)");
-  const charts = el("div", "sd-charts");
-  charts.append(treeChart, maskChart);
-  ctx.el.append(ctx.group("sd-controls"), buttons, ctx.tiles(), verdict, explain, emitted, charts);
+  ctx.el.append(ctx.group("sd-controls"), buttons, ctx.tiles(), verdict, explain, emitted, ctx.chartRow());
 
   function paint(result) {
-    ctx.render(treeChart, result.figures.tree);
-    ctx.render(maskChart, result.figures.mask);
     const m = result.metrics;
-    ctx.setMetrics(m);
     if (!("exact" in m)) ctx.clearMetric("exact", "too few rounds");
     if (!("tokens-per-pass-theory" in m)) ctx.clearMetric("tokens-per-pass-theory", "— (text: no i.i.d. theory)");
     verdict.textContent = `${result.verdict.text}. ${m.rounds.toLocaleString("en")} rounds, each from the same context: the first token each emits must follow the target there.`;
@@ -86,50 +71,28 @@ function view(ctx, settings) {
     emitted.textContent = `Last round emitted: ${result.tokens.map((t) => `“${t}”`).join(" ")}`;
   }
 
-  function run() {
-    running = (async () => {
-      task = ctx.task();
-      const signal = task.signal;
-      runButton.textContent = "Stop";
-      ctx.el.dataset.sdRunning = "true";
-      let left = runRounds;
-      let chunk = 5;
-      try {
-        while (left > 0 && !signal.aborted) {
-          const n = Math.min(chunk, left);
-          const t0 = performance.now();
-          await ctx.request({ extra: { rounds: n } });
-          left -= n;
-          progress.textContent = `${runRounds - left} / ${runRounds} rounds`;
-          // About 40 ms per call, whatever the tree's size and the machine.
-          const took = Math.max(1, performance.now() - t0);
-          chunk = Math.max(1, Math.min(200, Math.round((n * 40) / took)));
-        }
-      } finally {
-        task = null;
-        runButton.textContent = "Run";
-        delete ctx.el.dataset.sdRunning;
-      }
-    })();
-    return running;
-  }
-
-  async function stopRun() {
-    task?.stop();
-    try {
-      await running;
-    } catch (err) {
-      if (!err?.shown && err?.name !== "AbortError") throw err;
+  async function run(signal) {
+    let left = runRounds;
+    let chunk = 5;
+    while (left > 0 && !signal.aborted) {
+      const n = Math.min(chunk, left);
+      const t0 = performance.now();
+      await ctx.request({ extra: { rounds: n } });
+      left -= n;
+      progress.textContent = `${runRounds - left} / ${runRounds} rounds`;
+      // About 40 ms per call, whatever the tree's size and the machine.
+      const took = Math.max(1, performance.now() - t0);
+      chunk = Math.max(1, Math.min(200, Math.round((n * 40) / took)));
     }
   }
 
   async function step() {
-    await stopRun();
+    await runner.stop();
     await ctx.request({ extra: { rounds: 1 } });
   }
 
   async function reset() {
-    await stopRun();
+    await runner.stop();
     state = null;
     progress.textContent = "Reset: a new tally from round 1.";
     await ctx.request({ extra: { rounds: 1, fresh: true } });
@@ -150,8 +113,5 @@ function view(ctx, settings) {
       state = result.state;
     },
     paint,
-    cleanup() {
-      task?.stop();
-    },
   };
 }

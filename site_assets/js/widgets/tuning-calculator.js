@@ -3,13 +3,9 @@
 // the draft's operations ratio ĉ; Python (theory.py) returns the expected tokens per pass, the speedup of Thm 3.8,
 // the optimal γ, the operations factor of Thm 3.11 and the break-even α, with two charts. URL state: alpha, gamma,
 // cost (clamped, with a notice).
-//
-//   <div class="sd-widget" data-widget="tuning-calculator">
-//   <script type="application/json">{"handler": "tuning.calculator", "args": {"alpha": 0.8, "gamma": 4, "cost": 0.05}}</script>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { announce, fixed, times } from "../ui/controls.js";
 import { writeQuery } from "../ui/url.js";
 
 const SPEC = {
@@ -24,8 +20,6 @@ const SOURCES = [
   ["length", "Mean acceptance length (tokens per target pass)"],
 ];
 
-const times = (v) => `${Number(v).toFixed(2)}×`;
-
 export default define(import.meta.url, (settings) => {
   const a = { ...Object.fromEntries(Object.entries(SPEC).map(([k, s]) => [k, s.value])), ...settings.args };
   return {
@@ -38,15 +32,8 @@ export default define(import.meta.url, (settings) => {
       { key: "cost", label: "Draft cost c", ...SPEC.cost, value: a.cost, format: fixed(2), url: true },
       { key: "op_cost", label: "Draft operations ĉ", min: 0, max: 1, step: 0.01, value: a.cost, format: fixed(2) },
     ],
-    args: (v) => ({
-      alpha: v.alpha,
-      gamma: v.gamma,
-      cost: v.cost,
-      op_cost: v.op_cost,
-      source: v.source,
-      ...(v.source === "rate" ? { rate: v.rate } : {}),
-      ...(v.source === "length" ? { length: v.length } : {}),
-    }),
+    // The rate or the length goes to Python only when it is the figure the reader gives.
+    args: ({ rate, length, ...v }) => ({ ...v, ...(v.source === "rate" ? { rate } : {}), ...(v.source === "length" ? { length } : {}) }),
     metrics: [
       { name: "alpha", label: "Per-token acceptance rate α used", format: fixed(3) },
       { name: "tokens-per-pass", label: "Expected tokens per target pass", format: fixed(3) },
@@ -57,23 +44,19 @@ export default define(import.meta.url, (settings) => {
       { name: "operations-factor", label: "Operations factor (Thm 3.11)", format: times },
       { name: "break-even-alpha", label: "Break-even α at this γ and c", format: fixed(3) },
     ],
+    charts: {
+      speedup: "Line chart of the speedup against the speculation length γ, with the optimum starred",
+      map: "Heatmap of the optimal γ over draft cost c and agreement rate α, with your setting marked",
+    },
     view,
   };
 });
 
 function view(ctx) {
-  const { source, alpha, rate, length, gamma, cost } = ctx.controls;
-  const opCost = ctx.controls.op_cost;
-  // The draft's operations ratio starts at the draft cost the link asks for.
-  opCost.value = cost.value;
-  const verdict = el("p", "sd-verdict sd-verdict--strong");
-  verdict.setAttribute("role", "status");
-  verdict.setAttribute("aria-live", "polite");
-  const curve = ctx.chart("Line chart of the speedup against the speculation length γ, with the optimum starred");
-  const map = ctx.chart("Heatmap of the optimal γ over draft cost c and agreement rate α, with your setting marked");
-  const charts = el("div", "sd-charts");
-  charts.append(curve, map);
-  ctx.el.append(ctx.group("sd-controls"), verdict, ctx.tiles(), charts);
+  const { source, rate, length, gamma, cost } = ctx.controls;
+  ctx.controls.op_cost.value = cost.value; // the draft's operations ratio starts at the draft cost the link asks for
+  const verdict = announce("sd-verdict sd-verdict--strong");
+  ctx.el.append(ctx.group("sd-controls"), verdict, ctx.tiles(), ctx.chartRow());
   let last = null;
 
   // Which acceptance figure the reader has: only its input shows, started where the current α puts it, so
@@ -81,18 +64,13 @@ function view(ctx) {
   ctx.on(source.input, "change", () => {
     if (last && source.value === "rate") rate.value = fixed(2)(last.metrics["accept-rate"]);
     if (last && source.value === "length") length.value = fixed(2)(last.metrics["tokens-per-pass"]);
-    alpha.root.hidden = source.value !== "alpha";
-    rate.root.hidden = source.value !== "rate";
-    length.root.hidden = source.value !== "length";
+    for (const key of ["alpha", "rate", "length"]) ctx.controls[key].root.hidden = source.value !== key;
   });
   ctx.on(gamma.input, "input", () => (length.input.max = String(gamma.value + 1)));
 
   return {
     paint(result, args) {
       last = result;
-      ctx.render(curve, result.figures.speedup);
-      ctx.render(map, result.figures.map);
-      ctx.setMetrics(result.metrics);
       const m = result.metrics;
       if (!("break-even-alpha" in m)) {
         ctx.setMetric("break-even-alpha", -1, "never (c > 1)");

@@ -2,13 +2,9 @@
 // n-gram pair with the reader's sampling knobs. Run streams the generation in short chunks (one Python call each,
 // the runs' state handed back every time, so the chunks make exactly the run one call would), so progress shows
 // and Stop ends it between chunks.
-//
-//   <div class="sd-widget" data-widget="tuning-policies">
-//   <template data-sd-settings>{"handler": "tuning.policies", "args": {"tokens": 300, "seed": 0}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el } from "../ui/controls.js";
+import { el, output, scroller } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const CHUNK = 25; // tokens per policy per call: short enough that Stop answers quickly
@@ -43,6 +39,7 @@ export default define(import.meta.url, (settings) => {
       { name: "alpha", format: (v) => v.toFixed(3) },
       ...POLICIES.flatMap(([key]) => MEASURES.map(([m, , digits]) => ({ name: `${key}-${m}`, format: (v) => v.toFixed(digits) }))),
     ],
+    chart: "Grouped bar chart comparing the four draft-length policies on four measures",
     view,
   };
 });
@@ -51,15 +48,12 @@ function view(ctx) {
   const run = ctx.button("Run", () => start(), "md-button--primary");
   const stop = ctx.button("Stop", () => current?.stop());
   stop.disabled = true;
-  const progress = el("progress");
+  const progress = Object.assign(el("progress"), { max: 1, value: 0 });
   progress.setAttribute("aria-label", "Run progress");
-  progress.max = 1;
-  progress.value = 0;
   const status = el("output", "sd-tuning-progress");
   status.setAttribute("aria-live", "polite");
   status.dataset.state = "idle";
-  const bar = el("div", "sd-buttons");
-  bar.append(run, stop, progress, status);
+  const bar = el("div", "sd-buttons", run, stop, progress, status);
 
   // The table holds every number the chart shows, as [data-metric] cells (metric names: POLICY-MEASURE).
   const table = el("table", "sd-table sd-table--numeric");
@@ -68,19 +62,12 @@ function view(ctx) {
     ([key, label]) => `<tr><th scope="row">${label}</th>` + MEASURES.map(([m]) => `<td><output data-metric="${key}-${m}">…</output></td>`).join("") + "</tr>",
   ).join("");
   table.innerHTML = `<caption>Per policy, over the tokens generated so far</caption><thead><tr><th scope="col">Policy</th>${head}</tr></thead><tbody>${rows}</tbody>`;
-  const wrap = el("div", "sd-scroll");
-  // It may scroll sideways on a narrow screen, so it must take keyboard focus (axe-core scrollable-region-focusable).
-  wrap.tabIndex = 0;
-  wrap.setAttribute("role", "region");
-  wrap.setAttribute("aria-label", "Per policy, over the tokens generated so far");
-  wrap.append(table);
-  const measured = el("p", "sd-tuning-measured");
-  measured.innerHTML = `Measured per-token acceptance rate α under fixed γ: <output data-metric="alpha">…</output>`;
-  const chart = ctx.chart("Grouped bar chart comparing the four draft-length policies on four measures");
+  const measured = el("p", "sd-tuning-measured", "Measured per-token acceptance rate α under fixed γ: ", output("alpha"));
   const sample = el("p", "sd-note");
   // A run takes seconds, so the controls do not start one: they say so, and say when the numbers are not theirs.
   const hint = el("p", "sd-note", "These settings apply to the next Run; moving them changes nothing until you press it.");
-  ctx.el.append(ctx.group("sd-controls"), hint, bar, chart, wrap, measured, sample);
+  const wrap = scroller("Per policy, over the tokens generated so far", table);
+  ctx.el.append(ctx.group("sd-controls"), hint, bar, ctx.charts.figure, wrap, measured, sample);
   for (const c of Object.values(ctx.controls)) {
     ctx.on(c.input, c.event, () => {
       if (status.dataset.state === "running") return; // a run in progress keeps the settings it started with
@@ -89,11 +76,7 @@ function view(ctx) {
     });
   }
 
-  const paint = (result, label) => {
-    ctx.render(chart, result.figure);
-    ctx.setMetrics(result.metrics);
-    sample.textContent = `${label}: “${result.sample.slice(-240).trim()}”`;
-  };
+  const said = (result, label) => (sample.textContent = `${label}: “${result.sample.slice(-240).trim()}”`);
 
   // Python's first call trains the n-gram models (a second or two in the browser): make it as soon as Python is
   // up, so Run starts at once. The build-time numbers stay on screen; the same seed run live gives the same ones.
@@ -133,7 +116,9 @@ function view(ctx) {
         state = result.state;
         done += size;
         progress.value = done;
-        paint(result, "Latest text under fixed γ");
+        ctx.render(ctx.charts.figure, result.figure);
+        ctx.setMetrics(result.metrics);
+        said(result, "Latest text under fixed γ");
         status.textContent = `${done} / ${total} tokens per policy`;
       }
       status.dataset.state = done >= total ? "done" : "stopped";
@@ -150,9 +135,8 @@ function view(ctx) {
 
   return {
     paint(result) {
-      paint(result, `Build-time run (${ctx.settings.args?.tokens ?? 300} tokens per policy, seed ${ctx.settings.args?.seed ?? 0}), text under fixed γ`);
+      said(result, `Build-time run (${ctx.settings.args?.tokens ?? 300} tokens per policy, seed ${ctx.settings.args?.seed ?? 0}), text under fixed γ`);
       status.textContent = "Showing a build-time run; press Run for a live one.";
     },
-    cleanup: () => current?.stop(),
   };
 }

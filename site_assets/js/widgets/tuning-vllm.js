@@ -5,15 +5,9 @@
 // at the same settings). The pasted text stays in the page: it goes to the in-page Python worker only, and never
 // into the URL (the settings do: cost, costmodel, hardware, target, draft, batch, context). Text Python cannot read
 // comes back as a message, shown in place of the results.
-//
-//   <div class="sd-widget" data-widget="tuning-vllm">
-//   <template data-sd-settings>{"handler": "tuning.vllm", "args": {"metrics": "", "later": "", "cost": 0.05,
-//     "costmodel": "c", "hardware": "h100", "target": "llama-3.1-8b", "draft": "llama-3.2-1b", "batch": 1,
-//     "context": 1024}}</template>
-//   </div>
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { el, fixed, scroller } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
@@ -65,8 +59,7 @@ function view(ctx) {
   const privacy = el("p", "sd-note", "Everything you paste stays in this browser tab: Python running in the page reads it; it is never uploaded and never put into the link.");
   const fill = ctx.button("Example", () => example && ctx.set({ metrics: example.metrics, later: example.later }), "md-button--primary");
   const clear = ctx.button("Clear", () => ctx.set({ metrics: "", later: "" }));
-  const bar = el("div", "sd-buttons");
-  bar.append(fill, clear, el("span", "sd-note", "The example is invented, in vLLM's format: two dumps of a two-engine server."));
+  const bar = el("div", "sd-buttons", fill, clear, el("span", "sd-note", "The example is invented, in vLLM's format: two dumps of a two-engine server."));
   const message = el("p", "sd-verdict sd-vllm-message");
   const results = el("div", "sd-vllm-results");
   const summary = el("p", "sd-vllm-summary");
@@ -74,18 +67,12 @@ function view(ctx) {
   const evidence = el("p", "sd-note sd-vllm-evidence");
   const advice = el("p", "sd-vllm-advice");
   // Under the roofline: what a draft step costs there, where verification turns compute-bound, and the Cost page.
-  const roofline = el("p", "sd-note sd-vllm-roofline");
   const roofText = el("span");
   const costLink = el("a", "", "See these settings on the Cost page");
-  roofline.append(roofText, " ", costLink, ".");
+  const roofline = el("p", "sd-note sd-vllm-roofline", roofText, " ", costLink, ".");
   const notes = el("ul", "sd-note sd-vllm-notes");
   const table = el("table", "sd-table sd-table--numeric sd-vllm-table");
-  const wrap = el("div", "sd-scroll");
-  // It may scroll sideways on a narrow screen, so it takes keyboard focus (axe-core scrollable-region-focusable).
-  wrap.tabIndex = 0;
-  wrap.setAttribute("role", "region");
-  wrap.setAttribute("aria-label", "Accepted drafts per position");
-  wrap.append(table);
+  const wrap = scroller("Accepted drafts per position", table);
   // The charts are made with the first analysis: until then there is nothing to draw (or to restyle on a theme
   // change), and the page's charts are all drawn ones.
   const charts = el("div", "sd-charts");
