@@ -14,6 +14,10 @@
 // there; the worker adds ?v= to the core archive). A redeploy changes this file's bytes, the browser installs
 // the new worker, and activating it deletes every older cache of the lab.
 //
+// The Python worker keeps its memory snapshot in a cache of its own ("sd-snapshot", see js/runtime/worker.js),
+// outside the "sd-lab-" prefix: it outlives redeploys that change neither Pyodide nor the core, and that worker
+// prunes it.
+//
 // An update takes over at once (skipWaiting): a page already open keeps its document, and what it fetches later
 // comes from the new build.
 //

@@ -1,9 +1,12 @@
-"""Offline and repeat visits: the service worker (site_assets/sw.js, registered by js/offline.js).
+"""Offline and repeat visits: the service worker (site_assets/sw.js, registered by js/offline.js) and the Python
+worker's memory snapshot (site_assets/js/runtime/worker.js).
 
-After a first visit has gone ready, the worker holds the runtime and the pages visited so far in a cache named by
-the build digest. These tests check that a reload with the network off still boots Python and runs the widgets,
-that a repeat visit asks the server for nothing, and that a new build digest replaces the cache. Each test has a
-fresh browser context, so it starts with no worker and no cache; the server's request log shows what reached it.
+After a first visit has gone ready, the service worker holds the runtime and the pages visited so far in a cache
+named by the build digest, and the Python worker has stored a snapshot of Pyodide's memory in a cache of its own.
+These tests check that a reload with the network off still boots Python and runs the widgets, that a repeat visit
+asks the server for nothing and boots from the snapshot with the same results, that a damaged or refused snapshot
+means a normal boot, and that a new build digest replaces the cache. Each test has a fresh browser context, so it
+starts with no worker and no cache; the server's request log shows what reached it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,54 @@ CACHES_BECOME = """async ([prefix, want, ms]) => {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }"""
+
+# The Python worker's snapshot cache; polls until an entry of this site is stored without the header ``skip`` (a
+# damaged copy the test put there) or the time is up, and returns the URLs it holds.
+SNAPSHOTS = "sd-snapshot"
+SNAPSHOT_STORED = """async ([name, skip, ms]) => {
+  const deadline = performance.now() + ms;
+  const cache = await caches.open(name);
+  for (;;) {
+    const entries = await Promise.all((await cache.keys()).map((r) => cache.match(r).then((hit) => [r.url, hit])));
+    const good = entries.filter(([, hit]) => !hit.headers.has(skip));
+    if (good.length || performance.now() > deadline) return good.map(([url]) => url);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}"""
+# Damages the stored snapshot, marking it with the header x-test-damaged. "body": a word in the middle flipped, the
+# header intact (only the worker's checksum can tell; Pyodide 314.0.7 would spin on it). "build": the build id in
+# Pyodide's header flipped and the checksum recomputed as worker.js does, so Pyodide itself refuses it, as it
+# refuses a snapshot of another Pyodide build.
+DAMAGE = """async ([name, how]) => {
+  const cache = await caches.open(name);
+  const [request] = await cache.keys();
+  const stored = await cache.match(request);
+  const bytes = new Uint8Array(await stored.arrayBuffer());
+  const words = new Uint32Array(bytes.buffer);
+  const headers = new Headers(stored.headers);
+  headers.set("x-test-damaged", how);
+  words[how === "body" ? words.length >> 1 : 4] ^= 0xffffffff;
+  if (how === "build") {
+    let sum = bytes.byteLength;
+    for (let i = 0; i < words.length; i++) sum = (Math.imul(sum, 31) + words[i]) | 0;
+    headers.set("x-sd-checksum", String(sum >>> 0));
+  }
+  await cache.put(request, new Response(bytes, { headers }));
+}"""
+# Seeded calls whose answers must not depend on how Python booted; runtime.info imports a stdlib module on first
+# use and reads the core's bytecode files, which a snapshot boot unpacks again.
+SEEDED_CALLS = [
+    ["bonus.simulate", {"alpha": 0.7, "gamma": 3, "rounds": 300, "seed": 11}],
+    ["runtime.info", {}],
+]
+CALL = "([name, args]) => window.SDLab.call(name, args)"
+
+
+def stored_snapshot(page: Any, server: SiteServer) -> str:
+    """Wait until the Python worker has stored this site's snapshot (after ready); returns its URL."""
+    stored = page.evaluate(SNAPSHOT_STORED, [SNAPSHOTS, "x-test-damaged", OFFLINE_MS])
+    assert len(stored) == 1 and stored[0].startswith(server.base + "sd-snapshot/"), stored
+    return str(stored[0])
 
 
 def page_requests(server: SiteServer) -> list[str]:
@@ -79,8 +130,13 @@ def test_a_repeat_visit_is_served_from_the_cache(
     page: Any, context: Any, server: SiteServer, browser_log: BrowserLog
 ) -> None:
     """A second visit to a page (a new tab, network on) gets the page, the runtime and the core from the worker's
-    cache: only the browser's update check for sw.js reaches the server."""
+    cache: only the browser's update check for sw.js reaches the server. Python boots from the first visit's
+    snapshot, a slider redraws its chart, and seeded calls answer as they did after the first visit's fresh boot."""
     first_visit(page, server, "")
+    expect(page.locator("html")).to_have_attribute("data-sd-boot", "fresh")
+    stored_snapshot(page, server)
+    fresh = [page.evaluate(CALL, call) for call in SEEDED_CALLS]
+    assert fresh[1]["precompiled"] is True, fresh[1]
     server.requests.clear()
     again = context.new_page()
     # Its console errors and uncaught errors fail the test too (the page fixture checks browser_log).
@@ -88,8 +144,32 @@ def test_a_repeat_visit_is_served_from_the_cache(
     again.on("pageerror", lambda error: browser_log.errors.append(f"[pageerror] {error}"))
     again.goto(server.base)
     expect_ready(again)
+    expect(again.locator("html")).to_have_attribute("data-sd-boot", "snapshot")
     expect_widgets_live(again)
+    assert change_a_control(again), "the home page's lab has a slider"
+    assert [again.evaluate(CALL, call) for call in SEEDED_CALLS] == fresh, "a snapshot boot answered differently"
     assert page_requests(server) == [], f"a repeat visit fetched from the server: {page_requests(server)}"
+
+
+def test_a_damaged_or_refused_snapshot_means_a_normal_boot(page: Any, server: SiteServer) -> None:
+    """A stored snapshot whose bytes were damaged, and one that Pyodide refuses (another build's), are not used:
+    each reload boots Python from scratch with its widgets live and no console error (the page fixture fails the
+    test on one; the worker only warns), and a good snapshot replaces the bad one."""
+    warnings: list[str] = []
+    page.on("worker", lambda worker: worker.on("console", lambda m: warnings.append(f"[{m.type}] {m.text}")))
+    page.goto(server.base + "verify/")
+    expect_ready(page)
+    url = stored_snapshot(page, server)
+    for how in ("body", "build"):
+        page.evaluate(DAMAGE, [SNAPSHOTS, how])
+        page.reload()
+        expect_ready(page)
+        expect(page.locator("html")).to_have_attribute("data-sd-boot", "fresh")
+        expect_widgets_live(page)
+        assert change_a_control(page), "verify/ has a slider next to a chart"
+        assert stored_snapshot(page, server) == url, f"the {how}-damaged snapshot was not replaced"
+    assert len([line for line in warnings if line.startswith("[warning] booting without the stored")]) == 2, warnings
+    assert not [line for line in warnings if line.startswith("[error]")], warnings
 
 
 def test_a_new_build_digest_replaces_the_cache(page: Any, server: SiteServer) -> None:

@@ -3,7 +3,9 @@
 //   page -> worker   INIT     {id, type}                    report how start-up ends (READY or ERROR with this id);
 //                                                           the worker starts up on its own
 //   worker -> page   PROGRESS {id, type, phase}             start-up entered a phase (PHASES, in order)
-//   worker -> page   READY    {id, type, version}           start-up finished; CALLs are answered from now
+//   worker -> page   READY    {id, type, version, boot}     start-up finished; CALLs are answered from now. boot:
+//                                                           "snapshot" (restored from a stored memory snapshot) or
+//                                                           "fresh" (Python started from scratch); see worker.js
 //   page -> worker   CALL     {id, type, name, args}        run specdec_core.web handler `name`; args is a JSON string
 //   worker -> page   RESULT   {id, type, value}             value is the handler's result as a JSON string
 //   worker -> page   ERROR    {id, type, error, traceback_last_line, phase?, fatal?}

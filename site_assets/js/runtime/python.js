@@ -4,6 +4,8 @@
 //   python.ready          Promise: resolves once Python answers calls; rejects once the worker has failed
 //   python.call(name, args, {timeout})   Promise<result>: runs a specdec_core.web handler in the worker
 //   python.restart()      a fresh worker (Retry)
+//   python.boot           how the worker started once ready: "snapshot" | "fresh" (worker.js), also set on the page
+//                         as <html data-sd-boot> for tests and benchmarks
 //   onStatus(listener)    listener(python) now and on every change; returns the unsubscribe function
 //
 // A worker that fails to start, errors, stops answering or dies (before or after ready) turns the status to
@@ -83,6 +85,7 @@ export const python = {
       this.set("loading", `Loading Python… (${reply.phase})`);
     } else if (reply.type === MSG.READY) {
       clearTimeout(this.startTimer);
+      this.boot = document.documentElement.dataset.sdBoot = reply.boot;
       this.set("ready", "Python is ready");
       this.settle.resolve(reply.version);
     } else if (reply.type === MSG.ERROR && reply.id === this.initId) {
