@@ -10,10 +10,12 @@
   ``server.replace("sw.js", body)`` answers matching paths with ``body`` until ``server.restore()``;
   ``server.requests`` lists the paths asked for, in order.
 - Service workers: the site registers one once a page is ready (js/offline.js), and from then on it answers from
-  its cache. A test that blocks or holds files tests a first visit's network, which a service worker would hide:
-  it must run without one: mark it ``@no_service_worker``, which is
-  ``@pytest.mark.browser_context_args(service_workers="block")`` (``block`` and ``hold`` refuse otherwise). Every
-  test gets a fresh browser context, so no worker outlives its test.
+  its cache. Installing it copies the runtime into Cache Storage, work that only the offline and repeat-visit
+  tests look at, so browser contexts block service workers unless a test is marked ``@with_service_worker``
+  (``@pytest.mark.browser_context_args(service_workers="allow")``): test_offline.py and Zensical's offline reload.
+  A test that blocks or holds files tests a first visit's network, which a service worker would hide: ``block``
+  and ``hold`` refuse in a test that allows one; ``@no_service_worker`` says so where it matters. Every test gets
+  a fresh browser context, so no worker outlives its test.
 - ``base_url`` is that address (``http://127.0.0.1:PORT/lab/``); ``page.goto("verify/")`` resolves against it.
 - ``browser_type_launch_args`` points pytest-playwright at ``/usr/bin/chromium`` with the flags that work as root
   (PLATFORM.md); ``playwright install`` is never needed.
@@ -118,6 +120,7 @@ class _Server(http.server.ThreadingHTTPServer):
 
 # For a test that blocks or holds files: its browser context runs no service worker (see the module docstring).
 no_service_worker = pytest.mark.browser_context_args(service_workers="block")
+with_service_worker = pytest.mark.browser_context_args(service_workers="allow")
 SERVICE_WORKER_HINT = "a service worker would answer from its cache: mark the test @no_service_worker (conftest)"
 
 
@@ -202,6 +205,11 @@ def base_url(server: SiteServer) -> str:
 
 
 @pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "service_workers": "block"}  # see the module docstring
+
+
+@pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make chromium` (as root) or `sudo apt-get install chromium`")
@@ -244,7 +252,7 @@ def page(context: Any, browser_log: BrowserLog, request: pytest.FixtureRequest) 
         "zensical_server" if "zensical_server" in request.fixturenames else "server"
     )
     marker = next(request.node.iter_markers("browser_context_args"), None)
-    server.service_workers = (marker.kwargs if marker else {}).get("service_workers", "allow") != "block"
+    server.service_workers = (marker.kwargs if marker else {}).get("service_workers", "block") != "block"
 
     def on_console(message: Any) -> None:
         line = f"[{message.type}] {message.text}"

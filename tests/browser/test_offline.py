@@ -15,11 +15,11 @@ import re
 from typing import Any
 
 import pytest
-from conftest import BrowserLog, SiteServer
+from conftest import BrowserLog, SiteServer, with_service_worker
 from playwright.sync_api import expect
 from test_site import change_a_control, expect_ready, expect_widgets_live, follow_nav_link
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, with_service_worker]
 
 # Installing the worker fetches the whole runtime again (revalidated against the HTTP cache) after the page is ready.
 OFFLINE_MS = 60_000
