@@ -9,13 +9,18 @@
   ``server.hold("pyodide.asm.wasm")`` makes them wait, unanswered, until ``server.release()``;
   ``server.replace("sw.js", body)`` answers matching paths with ``body`` until ``server.restore()``;
   ``server.requests`` lists the paths asked for, in order.
+- Browser contexts: most tests share a warm one per site (``warm_contexts``), as a reader's browser is on a repeat
+  visit: its HTTP cache and the Python memory snapshot in Cache Storage make a page's boot about three times
+  faster, while each test still opens its own page. A test gets a fresh context of its own when it asks for
+  ``context``, is marked ``@no_service_worker`` or ``@with_service_worker``.
 - Service workers: the site registers one once a page is ready (js/offline.js), and from then on it answers from
   its cache. Installing it copies the runtime into Cache Storage, work that only the offline and repeat-visit
   tests look at, so browser contexts block service workers unless a test is marked ``@with_service_worker``
   (``@pytest.mark.browser_context_args(service_workers="allow")``): test_offline.py and Zensical's offline reload.
-  A test that blocks or holds files tests a first visit's network, which a service worker would hide: ``block``
-  and ``hold`` refuse in a test that allows one; ``@no_service_worker`` says so where it matters. Every test gets
-  a fresh browser context, so no worker outlives its test.
+  A test that blocks or holds files tests a first visit's network, which a service worker or a warm cache would
+  hide: ``block`` and ``hold`` refuse unless the test is marked ``@no_service_worker``, which gives it a fresh
+  context with service workers blocked; in a warm context they accept only ``MANIFEST``, which every boot asks the
+  server for (holding it keeps a page booting). No worker outlives its test's context.
 - ``base_url`` is that address (``http://127.0.0.1:PORT/lab/``); ``page.goto("verify/")`` resolves against it.
 - ``browser_type_launch_args`` points pytest-playwright at ``/usr/bin/chromium`` with the flags that work as root
   (PLATFORM.md); ``playwright install`` is never needed.
@@ -118,10 +123,15 @@ class _Server(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-# For a test that blocks or holds files: its browser context runs no service worker (see the module docstring).
-no_service_worker = pytest.mark.browser_context_args(service_workers="block")
+# For a test that blocks or holds files: a fresh browser context that runs no service worker and has nothing in
+# its HTTP cache (see the module docstring).
+no_service_worker = pytest.mark.fresh_context
 with_service_worker = pytest.mark.browser_context_args(service_workers="allow")
-SERVICE_WORKER_HINT = "a service worker would answer from its cache: mark the test @no_service_worker (conftest)"
+SERVICE_WORKER_HINT = "a service worker or a shared cache could answer: mark the test @no_service_worker (conftest)"
+# Paths every boot asks the server for, whatever the browser has cached (js/runtime/worker.js fetches the core's
+# manifest with cache: "no-cache"): holding one keeps any page in its booting state, in a warm context too.
+MANIFEST = "core/manifest.json"
+ALWAYS_ASKED = {MANIFEST}
 
 
 @dataclass
@@ -133,24 +143,28 @@ class SiteServer:
     site: Path
     base: str
     origin: str
-    # Set per test by the ``page`` fixture: False when the test's browser context runs no service worker.
+    # Set per test by the ``page`` fixture: whether a service worker may answer the test's requests, and whether its
+    # browser context is the shared warm one, whose HTTP cache may answer them.
     service_workers: bool = True
+    warm: bool = False
 
     @property
     def requests(self) -> list[str]:
         return self.httpd.requests
 
+    def _check(self, action: str, suffixes: tuple[str, ...]) -> None:
+        if self.service_workers or (self.warm and not set(suffixes) <= ALWAYS_ASKED):
+            raise RuntimeError(f"server.{action}: {SERVICE_WORKER_HINT}")
+
     def block(self, *suffixes: str) -> None:
-        if self.service_workers:
-            raise RuntimeError(f"server.block: {SERVICE_WORKER_HINT}")
+        self._check("block", suffixes)
         self.httpd.blocked.update(suffixes)
 
     def unblock(self) -> None:
         self.httpd.blocked.clear()
 
     def hold(self, *suffixes: str) -> None:
-        if self.service_workers:
-            raise RuntimeError(f"server.hold: {SERVICE_WORKER_HINT}")
+        self._check("hold", suffixes)
         self.httpd.released.clear()
         self.httpd.held.update(suffixes)
 
@@ -216,6 +230,37 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True, "args": CHROMIUM_FLAGS}
 
 
+def fresh_context_needed(request: pytest.FixtureRequest) -> bool:
+    """A test gets its own browser context when it asks for ``context``, allows a service worker, or is marked
+    ``@no_service_worker``; every other test shares a warm one (see ``warm_contexts``)."""
+    marker = next(request.node.iter_markers("browser_context_args"), None)
+    allows_worker = (marker.kwargs if marker else {}).get("service_workers", "block") != "block"
+    return allows_worker or "context" in request.fixturenames or request.node.get_closest_marker("fresh_context")
+
+
+@pytest.fixture(scope="session")
+def warm_contexts(browser: Any, browser_context_args: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Browser contexts shared by the tests that need no fresh one, one per site and set of context options.
+
+    Sharing one keeps what a reader's browser keeps between visits: the HTTP cache and, in Cache Storage, the
+    Python memory snapshot that a fresh boot stores (js/runtime/worker.js), so the session's later pages boot from
+    it, as a reader's repeat visits do, in about a third of the time. Each test still opens its own page, and the
+    ``page`` fixture clears the origin's local and session storage (Material keeps the colour scheme there) and the
+    permissions after it. Fresh boots stay tested: by the tests that get a fresh context, and by test_offline.py,
+    which checks that a repeat visit and a fresh boot give the same results."""
+    contexts: dict[str, Any] = {}
+
+    def get(origin: str, options: dict[str, Any]) -> Any:
+        key = origin + repr(sorted(options.items()))
+        if key not in contexts:
+            contexts[key] = browser.new_context(**{**browser_context_args, **options})
+        return contexts[key]
+
+    yield {"get": get}
+    for context in contexts.values():
+        context.close()
+
+
 @dataclass
 class BrowserLog:
     """Everything the browser said during one test, and the lines a test declared it expects."""
@@ -246,13 +291,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture
-def page(context: Any, browser_log: BrowserLog, request: pytest.FixtureRequest) -> Iterator[Any]:
+def page(browser_log: BrowserLog, request: pytest.FixtureRequest) -> Iterator[Any]:
     # The site this test visits: the Zensical build when the test asks for it, else the mkdocs build.
     server: SiteServer = request.getfixturevalue(
         "zensical_server" if "zensical_server" in request.fixturenames else "server"
     )
     marker = next(request.node.iter_markers("browser_context_args"), None)
-    server.service_workers = (marker.kwargs if marker else {}).get("service_workers", "block") != "block"
+    options = dict(marker.kwargs) if marker else {}
+    fresh = fresh_context_needed(request)
+    server.service_workers = options.get("service_workers", "block") != "block"
+    server.warm = not fresh
+    if fresh:
+        context = request.getfixturevalue("context")
+    else:
+        context = request.getfixturevalue("warm_contexts")["get"](server.origin, options)
 
     def on_console(message: Any) -> None:
         line = f"[{message.type}] {message.text}"
@@ -280,6 +332,12 @@ def page(context: Any, browser_log: BrowserLog, request: pytest.FixtureRequest) 
     server.unblock()
     server.release()
     server.restore()
+    context.remove_listener("request", on_request)
+    if not fresh:
+        if not page.is_closed() and page.url.startswith(server.origin + "/"):
+            page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        context.clear_permissions()
+        page.close()
 
     report = getattr(request.node, "sd_report_call", None)
     if report is not None and report.failed:

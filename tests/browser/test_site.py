@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
-from conftest import BUILT_FOR, SITE, SiteServer, axe_violations, expect_plotly, no_service_worker
+from conftest import BUILT_FOR, MANIFEST, SITE, SiteServer, axe_violations, expect_plotly, no_service_worker
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -326,14 +326,13 @@ GAMMA_FROM_URL = [
 ]
 
 
-@no_service_worker
 @pytest.mark.parametrize(("path", "name"), GAMMA_FROM_URL, ids=[p for p, _ in GAMMA_FROM_URL])
 def test_first_paint_honours_the_url_and_never_shows_stale_numbers(
     page: Any, server: SiteServer, path: str, name: str
 ) -> None:
     """With ?gamma=8 the build-time result (gamma = 4) answers another question: while Python boots the widget
     says what it is computing and shows no number and no chart; once Python answers, the numbers are gamma = 8's."""
-    server.hold("pyodide.asm.wasm")
+    server.hold(MANIFEST)  # the core's manifest waits: Python cannot be ready
     try:
         open_page(page, server, f"{path}?gamma=8")
         widget = page.locator(f'.md-content .sd-widget[data-widget="{name}"]').first
@@ -377,12 +376,10 @@ def expect_build_time_charts(page: Any, path: str, drawn_by: str) -> None:
             expect(chart.locator(paint).first).to_be_visible()
 
 
-@no_service_worker
-@pytest.mark.parametrize("path", PAGES, ids=page_id)
-def test_build_time_figures_are_sketched_before_python_and_plotly(page: Any, server: SiteServer, path: str) -> None:
-    """While Pyodide boots, Plotly is not loaded (it would compete with the boot) and every chart is a sketch of
-    its build-time figure; once Python is ready, Plotly's partial bundle loads and redraws each one."""
-    server.hold("pyodide.asm.wasm")  # the runtime's download waits: the page stays in its booting state
+def expect_sketches_while_python_boots(page: Any, server: SiteServer, path: str) -> None:
+    """Opens ``path`` with the core's manifest held, so Python cannot be ready: Plotly is not loaded (it would
+    compete with the boot) and every chart is a sketch of its build-time figure. Releases the manifest."""
+    server.hold(MANIFEST)
     try:
         open_page(page, server, path)
         expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
@@ -397,12 +394,8 @@ def test_build_time_figures_are_sketched_before_python_and_plotly(page: Any, ser
         assert repeated == [], repeated
     finally:
         server.release()
-    expect_ready(page)
-    expect_widgets_live(page)  # and every chart redrawn by Plotly
-    expect(page.locator(".md-content svg.sd-sketch")).to_have_count(0)
 
 
-@no_service_worker
 @pytest.mark.parametrize("path", LATER_PAGES, ids=page_id)
 def test_code_listings_wait_for_python_unless_the_reader_gets_there_first(
     page: Any, server: SiteServer, path: str
@@ -413,7 +406,7 @@ def test_code_listings_wait_for_python_unless_the_reader_gets_there_first(
     later = page.locator(".md-content .sd-later")
     heading = later.locator("xpath=preceding-sibling::*[1]")
     status = page.locator("[data-sd-status]")
-    server.hold("pyodide.asm.wasm")
+    server.hold(MANIFEST)
     try:
         open_page(page, server, path)
         expect(status).to_have_attribute("data-sd-status", "loading")
@@ -749,12 +742,15 @@ def expect_sliders_reachable_by_tab_and_moved_by_arrows(page: Any) -> None:
 
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any, server: SiteServer, path: str) -> None:
-    """One boot per page, then in turn: the page reaches ready and every widget goes live with no error; gamma is
-    named "Speculation length"; each chart Plotly drew matches its static sketch; axe finds nothing serious in light
-    or dark and the charts follow the palette; every slider is reachable by Tab and acts on its arrow keys."""
-    open_page(page, server, path)
+    """One boot per page, then in turn: while Python boots every chart is a sketch of its build-time figure and
+    Plotly is not loaded; the page reaches ready, Plotly redraws every chart, and every widget goes live with no
+    error; gamma is named "Speculation length"; each chart Plotly drew matches its static sketch; axe finds nothing
+    serious in light or dark and the charts follow the palette; every slider is reachable by Tab and acts on its
+    arrow keys; the charts fit their boxes after a resize."""
+    expect_sketches_while_python_boots(page, server, path)
     expect_ready(page)
-    expect_widgets_live(page)
+    expect_widgets_live(page)  # and every chart redrawn by Plotly
+    expect(page.locator(".md-content svg.sd-sketch")).to_have_count(0)
     expect(page.locator(".sd-error")).to_have_count(0)
     expect_gamma_labelled_speculation_length(page)
     has_charts = path in CHART_PAGES
