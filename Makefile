@@ -78,7 +78,11 @@ chromium:
 test-browser: site site-zensical chromium
 	$(PY) -m pytest -q tests/browser -p no:cacheprovider
 
-test: lint test-native test-pyodide test-browser
+# Lint and the two core suites share the machine's cores (each is one process); their output is kept together per
+# target. The browser suite runs after them, alone: Chromium and the Python worker need both cores.
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-native test-pyodide
+	$(MAKE) --no-print-directory test-browser
 
 bench: $(VENV)/.installed node_modules/.installed dist/.built site chromium
 	$(PY) benchmarks/run.py
