@@ -19,7 +19,7 @@ import pytest
 from conftest import BUILT_FOR, SITE, ZENSICAL_SITE, SiteServer, with_service_worker
 from playwright.sync_api import expect
 from test_offline import first_visit, page_requests
-from test_site import change_a_control, expect_ready, expect_widgets_live, follow_nav_link
+from test_site import change_a_control, expect_ready, expect_widgets_live, follow_nav_link, pages_in_reading_order
 
 pytestmark = pytest.mark.browser
 
@@ -65,9 +65,9 @@ def test_both_builders_write_the_same_pages_and_build_time_results() -> None:
 
 
 def test_every_zensical_page_goes_live_and_its_sliders_redraw_charts(page: Any, zensical_server: SiteServer) -> None:
-    """Home loaded directly, then every other page by clicking its link and back home (instant navigation: one
-    document and one Python boot for the lot, as Zensical's bundle provides ``document$`` too): each page's widgets
-    mount and go live, a slider next to a chart redraws it, and no error shows."""
+    """Home loaded directly, then every other page in turn by clicking its link, then home again (instant
+    navigation: one document and one Python boot for the lot, as Zensical's bundle provides ``document$`` too):
+    each page's widgets mount and go live, a slider next to a chart redraws it, and no error shows."""
     if PAGES == [NOT_BUILT]:
         pytest.fail("build the Zensical site first: `make site-zensical`")
     page.goto(zensical_server.base)
@@ -75,14 +75,15 @@ def test_every_zensical_page_goes_live_and_its_sliders_redraw_charts(page: Any, 
     home_widgets = expect_widgets_live(page)
     assert change_a_control(page), "the home page's lab has a slider"
     page.evaluate("window.__sdSameDocument = true")
-    for path in (p for p in PAGES if p != ""):
+    for path in pages_in_reading_order():
         follow_nav_link(page, zensical_server, path)
         expect_widgets_live(page)
         moved = change_a_control(page)  # False on a page without a slider next to a chart
         assert moved or path != "verify/", "Verify has a slider next to a chart"
         expect(page.locator(".sd-error")).to_have_count(0)
-        follow_nav_link(page, zensical_server, "")
-        assert expect_widgets_live(page) == home_widgets, f"home after {path}"
+    follow_nav_link(page, zensical_server, "")
+    assert expect_widgets_live(page) == home_widgets, "home after the walk"
+    assert change_a_control(page), "the home page's lab redraws after the walk"
     assert page.evaluate("window.__sdSameDocument") is True, "a link reloaded the page (no instant navigation)"
 
 
