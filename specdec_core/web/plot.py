@@ -97,8 +97,10 @@ def layout(
     >>> layout(xaxis={"type": "category"}, margin={"b": 72})["margin"]["b"]
     72
     """
-    # Charts are read, not explored: fixed axes keep a page scroll from zooming a chart by accident.
-    x: dict[str, Any] = {"fixedrange": True} | ({"title": {"text": x_title}} if x_title else {}) | (xaxis or {})
+    # Charts are read, not explored: fixed axes keep a page scroll from zooming a chart by accident. On a narrow
+    # screen Plotly turns crowded tick labels upright; automargin grows the bottom margin to hold them and the title.
+    x: dict[str, Any] = {"fixedrange": True, "automargin": True}
+    x |= ({"title": {"text": x_title}} if x_title else {}) | (xaxis or {})
     y: dict[str, Any] = {"fixedrange": True} | ({"title": {"text": y_title}} if y_title else {})
     y |= ({"range": [y_range[0], y_range[1]]} if y_range is not None else {}) | (yaxis or {})
     out: dict[str, Any] = {
