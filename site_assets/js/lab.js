@@ -18,11 +18,6 @@ function retryAll() {
 }
 setRetry(retryAll);
 
-// Failures the page already shows (banner and console), and stopped calls, are expected rejections.
-addEventListener("unhandledrejection", (event) => {
-  if (event.reason?.shown || event.reason?.name === "AbortError") event.preventDefault();
-});
-
 // --- deferred sections ------------------------------------------------------------------------------------------
 
 // html.sd-boot (set from <head>) keeps .sd-later sections unstyled while Python boots (css/components.css). They are shown
@@ -56,14 +51,15 @@ addEventListener("hashchange", () => {
 
 // Plotly loads once start-up has ended, however it ended (charts.js says why); until then charts are sketches.
 const chartsFailed = (err) => err.shown || showError(err, retryAll);
-onStatus((p) => {
+function statusChanged(p) {
   showStatus(p);
   if (p.state !== "loading") {
     showLater();
     startPlotly().catch(chartsFailed);
   }
   if (p.state === "error" && !p.error.shown) showError(p.error, retryAll);
-});
+}
+onStatus(statusChanged);
 
 function onPage() {
   // Material's search overlay is a dialog without a name (axe-core: aria-dialog-name); the header persists across
@@ -84,11 +80,15 @@ window.SDLab = Object.freeze({
   site: new URL("../", import.meta.url).href, // the site's root, whatever sub-path it is served under
 });
 document.documentElement.dataset.sdCharts = "sketch";
-python.start();
+// The page's widget modules run first and start Python (ui/widget.js, define); a start-up that has already ended
+// is taken up here as if it had just happened.
+if (!python.worker) python.start();
+else if (python.state !== "loading") statusChanged(python);
 // benchmarks/bench_browser.py measures what loading Plotly with the page, before Python, would cost.
 if (window.__sdBench?.plotlyAtOnce) startPlotly().catch(chartsFailed);
-// Deferred modules run once the document is parsed, before the theme's start-up (document$, KaTeX): the first
-// page's widgets paint their build-time figures now; onPage mounts nothing twice.
+// Deferred modules run once the document is parsed, before the theme's start-up (document$, KaTeX); the page's
+// widget modules ran just before this one and mounted their placeholders, so this mounts only what they did not
+// (a widget whose module failed to load, say); onPage mounts nothing twice.
 if (document.readyState !== "loading") mountAll();
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);

@@ -30,6 +30,13 @@ export class SDError extends Error {
 const STARTUP_MS = Object.values(PHASES).reduce((sum, p) => sum + p.timeoutMs, 10_000);
 const listeners = new Set();
 
+// Expected rejections: failures the page already shows (banner and console), a failed worker's (the status shows
+// it once, as soon as js/lab.js has run: a widget module that runs first may see it fail before), stopped calls.
+addEventListener("unhandledrejection", (event) => {
+  const reason = event.reason;
+  if (reason?.shown || (reason instanceof SDError && reason.fatal) || reason?.name === "AbortError") event.preventDefault();
+});
+
 export function onStatus(listener) {
   listeners.add(listener);
   listener(python);

@@ -329,6 +329,12 @@ export function define(url, definition) {
   const name = new URL(url).pathname.split("/").pop().replace(/\.js$/, "");
   defined.set(name, definition);
   for (const [el, entry] of mounted) if (el.dataset.widget === name) start(el, entry);
+  // On a page's first load the widget modules run before lab.js (the template lists them first): Python starts
+  // and this widget's placeholders mount and paint now, before the theme's and KaTeX's scripts run.
+  if (!python.worker) {
+    python.start();
+    for (const el of document.querySelectorAll(`.sd-widget[data-widget="${name}"]`)) mount(el);
+  }
   return definition;
 }
 
