@@ -14,6 +14,7 @@ import { PARAMS } from "../ui/url.js";
 
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
 const SHOWN_ROUNDS = 24; // rounds in the token stream
+const REST_MS = 150; // answers closer than this defer the smaller charts until the controls rest
 
 const fmt = (digits, unit = "") => (v) => (typeof v === "number" ? `${v.toFixed(digits)}${unit}` : "—");
 const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
@@ -187,7 +188,9 @@ function view(ctx) {
   let state = null; // the run, as the last answer returned it (null: a fresh run from the seed)
   let shownRounds = []; // the token stream's rounds, newest last
   let frame = null; // pending chart redraw (a timeout id)
+  let rest = null; // pending redraw of the smaller charts once the controls rest (a timeout id)
   let lastDraw = 0;
+  let lastPaint = -Infinity;
   let latest = null;
   const emittedWords = (tokens) => tokens.filter(([, k]) => k !== "rejected" && k !== "discarded").map(([w]) => w).join(" ");
 
@@ -212,7 +215,8 @@ function view(ctx) {
 
   // A chart whose figure did not change is not redrawn (before a Run, the window chart is the same empty frame
   // whatever the sliders say). The rest are spread over frames, the distributions first, so the page answers
-  // a slider within one chart's drawing time rather than four.
+  // a slider within one chart's drawing time rather than four; while answers come in quick succession (a slider
+  // dragged or a key held), the smaller charts wait until the controls rest.
   const drawn = new Map(); // chart -> JSON of the figure it shows
   function draw(target, figure) {
     const key = JSON.stringify(figure);
@@ -226,6 +230,16 @@ function view(ctx) {
     frame = null;
     if (!latest || ctx.signal.aborted) return;
     draw(distChart, latest.figures.distributions);
+    const now = performance.now();
+    const quick = !runner.running() && now - lastPaint < REST_MS;
+    lastPaint = lastDraw = now;
+    clearTimeout(rest);
+    if (quick) rest = setTimeout(() => requestAnimationFrame(paintRest), REST_MS);
+    else requestAnimationFrame(paintRest);
+  }
+
+  function paintRest() {
+    if (!latest || ctx.signal.aborted) return;
     // Each later step draws from the newest result, so a Run that outpaces the frames still shows every chart.
     const steps = [
       () => draw(acceptedChart, latest.figures.accepted),
@@ -236,8 +250,7 @@ function view(ctx) {
       if (ctx.signal.aborted) return;
       while (steps.length) if (steps.shift()() !== false) return void requestAnimationFrame(next);
     };
-    requestAnimationFrame(next);
-    lastDraw = performance.now();
+    next();
   }
 
   function paint(result) {
@@ -321,6 +334,7 @@ function view(ctx) {
     paint,
     cleanup() {
       clearTimeout(frame);
+      clearTimeout(rest);
       lastTakeaway = null; // it belonged to this page's Playground
     },
   };
