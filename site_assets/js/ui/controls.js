@@ -124,6 +124,9 @@ const builders = {
   },
 };
 
+// A drop-down control whose value lives in the URL: options are [value, text] pairs.
+export const select = (key, label, options, value) => ({ key, label, kind: "select", options, value, choices: options.map(([v]) => v), url: true });
+
 export function control(spec, name) {
   // A text area holds what a reader pastes (a server's metrics, say): it must not leak into a shared link.
   if (spec.kind === "textarea" && spec.url) throw new Error(`control ${spec.key}: a textarea cannot live in the URL`);

@@ -6,7 +6,7 @@
 // URL state: batch, context, gamma, alpha, hardware, target, draft, weights (clamped, with a notice).
 
 import { define } from "../ui/widget.js";
-import { announce, el, fixed } from "../ui/controls.js";
+import { announce, el, fixed, select, times } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
@@ -17,9 +17,7 @@ const WEIGHTS = [
 ];
 const RACE_TOKENS = 24;
 const RACE_MS = 6000; // real time the longer lane takes to play
-const times = (v) => `${Number(v).toFixed(2)}×`;
 const ms = (v) => `${Number(v) < 10 ? Number(v).toFixed(2) : Number(v).toFixed(1)} ms`;
-const select = (key, label, options, value) => ({ key, label, kind: "select", options, value, choices: options.map(([v]) => v), url: true });
 
 export default define(import.meta.url, (settings) => {
   const a = settings.args;

@@ -8,14 +8,13 @@
 // the table, the summary and the cards always describe the same rounds: those checked so far.
 
 import { define } from "../ui/widget.js";
-import { el, output, percent, times } from "../ui/controls.js";
+import { el, fixed, output, percent, times } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const PACE_MS = 260; // between replay frames, so the eye can follow a round from drafted to checked
 
-const plain = (v) => v.toFixed(2);
 const CARDS = [
-  { name: "target-calls-saved", label: "Sequential target calls replaced by one check", note: "tokens per target pass, minus the one a plain pass gives", format: plain },
+  { name: "target-calls-saved", label: "Sequential target calls replaced by one check", note: "tokens per target pass, minus the one a plain pass gives", format: fixed(2) },
   { name: "relative-latency", label: "Relative latency under the draft cost", note: "speculative time ÷ plain time, in target passes", format: times },
   { name: "discarded-fraction", label: "Drafts discarded after the first rejection", note: "share of all drafted tokens thrown away unchecked", format: percent },
 ];

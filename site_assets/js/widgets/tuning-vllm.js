@@ -7,7 +7,7 @@
 // comes back as a message, shown in place of the results.
 
 import { define } from "../ui/widget.js";
-import { el, fixed, scroller } from "../ui/controls.js";
+import { el, fixed, scroller, select } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
@@ -24,7 +24,6 @@ const COST_MODELS = [
   ["roofline", "Roofline: hardware and models"],
 ];
 const ROOFLINE_KEYS = ["hardware", "target", "draft", "batch", "context"];
-const select = (key, label, options, value) => ({ key, label, kind: "select", options, value, choices: options.map(([v]) => v), url: true });
 const count = (v) => v.toLocaleString("en");
 const COLUMNS = [
   ["position", "Position k", (v) => String(v)],
