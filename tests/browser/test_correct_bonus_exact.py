@@ -17,15 +17,12 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, wait_for_renders
+from conftest import CALCULATOR, expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
 
 pytestmark = pytest.mark.browser
-
-# The Tuning calculator's link: relative as the widget writes it, or absolute once the theme's start-up has seen it.
-CALCULATOR = re.compile(r"/tuning/#the-calculator$")
 
 READY = "Python is ready"
 P = [0.4, 0.35, 0.25]

@@ -11,15 +11,12 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, wait_for_renders
+from conftest import CALCULATOR, expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
 
 pytestmark = pytest.mark.browser
-
-# The Tuning calculator's link: relative as the widget writes it, or absolute once the theme's start-up has seen it.
-CALCULATOR = re.compile(r"/tuning/#the-calculator$")
 
 PROMPT = "Mr. Darcy looked at her and"
 # Spelled out: ruff flags literal Greek letters as confusable.

@@ -324,15 +324,17 @@ function clampNumber(value, { min, max, step = 1, value: fallback }) {
 // figures are painted before the theme's start-up and KaTeX; an import() of the same module would resolve only
 // after those.
 const defined = new Map(); // widget name -> definition
+let mountedAll = false; // lab.js has mounted the page: define() leaves mounting to it
 
 export function define(url, definition) {
   const name = new URL(url).pathname.split("/").pop().replace(/\.js$/, "");
   defined.set(name, definition);
   for (const [el, entry] of mounted) if (el.dataset.widget === name) start(el, entry);
   // On a page's first load the widget modules run before lab.js (the template lists them first): Python starts
-  // and this widget's placeholders mount and paint now, before the theme's and KaTeX's scripts run.
-  if (!python.worker) {
-    python.start();
+  // and each module's placeholders mount and paint at once, before the theme's and KaTeX's scripts run. From
+  // lab.js's first mountAll on, the page's placeholders are mounted there.
+  if (!mountedAll) {
+    if (!python.worker) python.start();
     for (const el of document.querySelectorAll(`.sd-widget[data-widget="${name}"]`)) mount(el);
   }
   return definition;
@@ -383,6 +385,7 @@ export function unmount(el) {
 }
 
 export function mountAll(root = document) {
+  mountedAll = true;
   const left = [...mounted.keys()].filter((el) => !el.isConnected); // left behind by instant navigation
   if (left.length) corrections = {};
   for (const el of left) unmount(el);
