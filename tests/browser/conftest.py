@@ -132,8 +132,6 @@ SERVICE_WORKER_HINT = "a service worker or a shared cache could answer: mark the
 # manifest with cache: "no-cache"): holding one keeps any page in its booting state, in a warm context too.
 MANIFEST = "core/manifest.json"
 ALWAYS_ASKED = {MANIFEST}
-# The Tuning calculator's link: relative as a widget writes it, or absolute once the theme's start-up has seen it.
-CALCULATOR = re.compile(r"/tuning/#the-calculator$")
 
 
 @dataclass
