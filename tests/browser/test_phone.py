@@ -108,3 +108,15 @@ def test_chart_toolbar_never_covers_a_legend_on_verify(page: Any, viewport: dict
         names += chart.locator(".legend .traces").all_text_contents()
     # The legend entry the toolbar used to cover ("alpha^gamma") is among those checked.
     assert any("\N{GREEK SMALL LETTER GAMMA}" in n for n in names), names
+
+
+@on_a_phone
+def test_home_lab_labels_fewer_rounds_on_a_phone(page: Any) -> None:
+    """Plotly does not thin a 3D axis's tick labels: at 390 px the lab's 16 round labels ran into each other, so
+    there the lab labels every 4th round (lab3d.js, fit); Plotly's own layout of the scene says which it drew."""
+    page.goto("")
+    chart = page.locator('.sd-widget[data-widget="lab3d"] .sd-chart')
+    expect(chart).to_have_attribute("data-sd-engine", "plotly", timeout=CHARTS_MS)
+    dtick, ticks = chart.evaluate("(c) => [c._fullLayout.scene.xaxis.dtick, c._fullLayout.scene.xaxis.range]")
+    assert dtick >= 4, f"the round axis labels every {dtick} round(s) on a phone"
+    assert ticks[1] - ticks[0] >= 16  # the whole run is still on the axis

@@ -56,9 +56,12 @@ function fit(figure, width) {
   far.layout.height = Math.min(figure.layout.height || 500, 420);
   // Long axis titles would still reach past the sides on a phone: a short one for the draft position, and none for
   // the height, whose title falls at the very left edge (its ticks, "sampled" and the legend say what it is).
+  // Plotly does not thin a 3D axis's ticks at that width: the round axis's 16 labels ran into each other.
   if (width < 480) {
-    far.layout.scene.yaxis.title = { ...far.layout.scene.yaxis.title, text: "position" };
-    far.layout.scene.zaxis.title = { ...far.layout.scene.zaxis.title, text: "" };
+    const { xaxis, yaxis, zaxis } = far.layout.scene;
+    yaxis.title = { ...yaxis.title, text: "position" };
+    zaxis.title = { ...zaxis.title, text: "" };
+    xaxis.dtick = Math.max(xaxis.dtick || 1, 4);
   }
   return far;
 }
