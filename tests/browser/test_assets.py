@@ -116,6 +116,29 @@ def test_prebuild_names_includes_by_page_and_position(prebuild: ModuleType) -> N
     assert prebuild.page_url(prebuild.DOCS / "guide" / "trees.md") == "guide/trees/"
 
 
+def test_prebuild_joins_the_stylesheets_in_cascade_order(prebuild: ModuleType) -> None:
+    """docs/css/lab.css holds each file of site_assets/css once, in STYLESHEETS order, and nothing else is left."""
+    stale = prebuild.DOCS / "css" / "tokens.css"
+    stale.parent.mkdir()
+    stale.write_text("old", encoding="utf-8")
+    out = prebuild.stylesheet()
+    assert out == prebuild.DOCS / "css" / "lab.css"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["lab.css"]
+    text = out.read_text("utf-8")
+    starts = [text.index((ASSETS / "css" / name).read_text("utf-8").rstrip()) for name in prebuild.STYLESHEETS]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts) == len(list((ASSETS / "css").iterdir()))
+
+
+def test_prebuild_refuses_a_stylesheet_it_does_not_list(prebuild: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    assets = prebuild.ROOT / "site_assets"
+    (assets / "css").mkdir(parents=True)
+    for name in (*prebuild.STYLESHEETS, "extra.css"):
+        (assets / "css" / name).write_text(f"/* {name} */", encoding="utf-8")
+    monkeypatch.setattr(prebuild, "ASSETS", assets)
+    with pytest.raises(prebuild.PrebuildError, match=r"holds components\.css, extra\.css, .*list each stylesheet once"):
+        prebuild.stylesheet()
+
+
 @pytest.mark.parametrize("code", ["assert x > 0", "doc = f.__doc__", "if __debug__:\n    pass"])
 def test_prebuild_refuses_code_that_optimize_2_would_change(tmp_path: Path, code: str) -> None:
     """The browser's bytecode has no docstrings or asserts: code that reads them would behave differently there."""
