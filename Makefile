@@ -27,9 +27,10 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 # The core wheel the Pyodide test suite installs (the site ships site_assets/prebuild.py's archive instead).
-# Pure Python, so `python -m build` is all it takes.
+# Pure Python, so `python -m build` is all it takes. setuptools' build/ keeps modules that have since been deleted
+# and puts them in the next wheel: it goes too.
 dist/.built: $(VENV)/.installed $(WHEEL_SRC)
-	rm -rf dist
+	rm -rf dist build
 	$(PY) -m build --wheel --outdir dist -q . >/dev/null
 	touch $@
 
