@@ -95,9 +95,9 @@ VENDOR: tuple[tuple[str, str, str | None], ...] = (
 
 # The lab's stylesheets in site_assets/css, in cascade order, served joined as css/lab.css. The source stays split
 # (tokens, theme overrides, components); the page asks for one file. On a first visit over HTTP/1.1 (six connections
-# to a host) every stylesheet was one more request ahead of the page's modules and the Python worker's script. Five
-# alternating A/B runs (7-14 first visits each, home and Playground): first chart earlier in four, by 26 ms (the
-# median of the five differences); ready moved within the runs' noise.
+# to a host) every stylesheet was one more request ahead of the page's modules and the Python worker's script. Seven
+# alternating A/B runs (7-14 first visits each, home and Playground): the first chart came earlier in five, by 19 ms
+# (the median of the seven differences); ready moved within the runs' noise.
 STYLESHEETS = ("plotly-global.css", "tokens.css", "theme.css", "components.css")
 STYLESHEET = "css/lab.css"
 
