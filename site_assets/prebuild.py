@@ -143,14 +143,26 @@ def _mirror(pairs: Iterable[tuple[Path, Path]], out: Path) -> list[Path]:
     for src, dest in pairs:
         _copy(src, dest)
         written.append(dest)
-    keep = set(written)
+    _prune(out, set(written))
+    return sorted(written)
+
+
+def _prune(out: Path, keep: set[Path]) -> None:
+    """Delete every file under ``out`` but those in ``keep``, and the folders left empty."""
     if out.exists():
         for path in sorted(out.rglob("*"), reverse=True):
             if path.is_file() and path not in keep:
                 path.unlink()
             elif path.is_dir() and not any(path.iterdir()):
                 path.rmdir()
-    return sorted(written)
+
+
+def _write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` unless it already holds it (an unchanged file keeps its time stamp)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text("utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
 
 
 def _files(folder: Path) -> list[Path]:
@@ -183,13 +195,8 @@ def stylesheet() -> Path:
         )
     sources = {name: (ASSETS / "css" / name).read_text("utf-8").rstrip() for name in STYLESHEETS}
     text = "\n".join(f"/* ---- site_assets/css/{name} ---- */\n{css}\n" for name, css in sources.items())
-    out = DOCS / STYLESHEET
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not out.exists() or out.read_text("utf-8") != text:
-        out.write_text(text, encoding="utf-8")
-    for other in _files(out.parent):
-        if other != out:
-            other.unlink()
+    out = _write_text(DOCS / STYLESHEET, text)
+    _prune(out.parent, {out})
     return out
 
 
@@ -474,10 +481,7 @@ def widget_modules(names: Iterable[str]) -> Path:
         text += "".join(_preload(path) for path in extra)
         text += '<script type="module" src="{{ \'' + module + "' | url }}\"></script>{% endif %}"
     text += "{% endif %}\n"
-    out = ASSETS / "overrides" / WIDGET_MODULES
-    if not out.exists() or out.read_text("utf-8") != text:
-        out.write_text(text, encoding="utf-8")
-    return out
+    return _write_text(ASSETS / "overrides" / WIDGET_MODULES, text)
 
 
 def initial_results() -> tuple[list[Path], list[str]]:
@@ -494,15 +498,8 @@ def initial_results() -> tuple[list[Path], list[str]]:
             result = initial_result(widget)
             body = "" if result is None else f"<template data-sd-initial data-search-exclude>{result}</template>"
             written.append((ROOT / include_name(page, widget.index), body + "\n"))
-    keep = set()
-    for path, text in written:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text("utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-        keep.add(path)
-    for stale in _files(INITIAL) if INITIAL.exists() else []:
-        if stale not in keep:
-            stale.unlink()
+    keep = {_write_text(path, text) for path, text in written}
+    _prune(INITIAL, keep)
     return sorted(keep), urls
 
 
@@ -539,10 +536,7 @@ def service_worker(version: str, files: list[str]) -> Path:
         raise PrebuildError(f"site_assets/{SERVICE_WORKER} needs one line: {BUILD_TEMPLATE}")
     build = json.dumps({"version": version, "files": files}, separators=(",", ":"))
     text = BUILD_LINE.sub(lambda _: f"const BUILD = {build}; // written by prebuild.py", source)
-    out = DOCS / SERVICE_WORKER
-    if not out.exists() or out.read_text("utf-8") != text:
-        out.write_text(text, encoding="utf-8")
-    return out
+    return _write_text(DOCS / SERVICE_WORKER, text)
 
 
 # --- all of it -------------------------------------------------------------------------------------------------
