@@ -30,8 +30,9 @@ What it writes, all git-ignored:
    another file, on a widget without ``site_assets/js/widgets/NAME.js``, on settings that are not a JSON object,
    and on a failing handler.
 5. ``site_assets/overrides/widget-modules.html``: the template part that gives each page a module script for
-   each widget it holds, after ``js/lab.js``, so widgets register and paint before DOMContentLoaded (importing
-   them from lab.js instead put Material's start-up and KaTeX first: the first chart came 0.15-1.5 s later).
+   each widget it holds, before the theme's scripts and ``js/lab.js``, so widgets mount and paint as soon as the
+   page is parsed (importing them from lab.js instead put Material's start-up and KaTeX first: the first chart came
+   0.15-1.5 s later).
 6. ``docs/sw.js``: the service worker (``site_assets/sw.js``) with this build's digest and the files it precaches
    for offline and repeat visits (what every page needs to boot; pages are cached as they are visited). The digest
    covers every input of the site (sources, pages, vendored files, builder versions, ``SITE_URL``), so a redeploy

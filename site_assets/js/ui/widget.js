@@ -177,7 +177,7 @@ function bind(el, definition, entry) {
       pump();
     }
   }
-  // Its failures are on screen and in the console already (report); lab.js keeps them out of "unhandled".
+  // Its failures are on screen and in the console already (report); runtime/python.js keeps them out of "unhandled".
   const refresh = () => void request();
 
   const ctx = {
