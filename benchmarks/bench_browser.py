@@ -7,7 +7,8 @@ Nothing asserted.
     browser context (cold HTTP cache). The baseline is a bare page whose module worker loads the same vendored
     ``pyodide.mjs``, runs ``1+1`` and posts ready; it lives in a temporary folder served beside the site, never in
     the site. Medians of 5; both times are also given as ratios to bare ready, measured in the same run.
-    Aims: ready <= 1.10x bare, first chart within 0.3 s.
+    Aims: ready <= 1.10x bare, first chart within 0.3 s. Two more rows say where ready's excess comes from: the
+    lab's own worker in an empty page, and the home page with the theme's bundle blocked.
 (b) Slider input -> chart updated: the slider's value is set and an ``input`` event dispatched, and the clock stops
     when a chart of the same widget counts one more redraw (``data-sd-renders``). 50 changes walking the slider
     up and down, one at a time, median and p95, in two ways: "back to back", each change made as soon as the
@@ -76,6 +77,19 @@ BARE_HTML = """<!doctype html>
     window.__sdBench.ready = performance.now();
     document.body.dataset.ready = String(event.data);
   };
+</script></body></html>
+"""
+# The site's own Python worker (js/runtime/worker.js: manifest, core archive, import of specdec_core.web, the
+# snapshot option) in a page with nothing else: what the worker costs beyond a bare one, apart from the page.
+WORKER_ALONE_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>The lab's worker alone</title></head>
+<body><p>The lab's worker alone</p>
+<script type="module">
+  const worker = new Worker(new URL("../js/runtime/worker.js", import.meta.url), { type: "module" });
+  worker.onmessage = (event) => {
+    if (event.data.type === "READY") window.__sdBench.ready = performance.now();
+  };
+  worker.postMessage({ id: 1, type: "INIT" });
 </script></body></html>
 """
 BARE_WORKER = """import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
@@ -194,6 +208,7 @@ def serve() -> Iterator[str]:
         bench_dir = Path(tmp)
         (bench_dir / "bare.html").write_text(BARE_HTML, "utf-8")
         (bench_dir / "bare-worker.js").write_text(BARE_WORKER, "utf-8")
+        (bench_dir / "worker-alone.html").write_text(WORKER_ALONE_HTML, "utf-8")
         handler = type("Handler", (_Handler,), {"bench_dir": bench_dir})
         httpd = _Server(("127.0.0.1", 0), partial(handler, directory=str(SITE)))
         thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -236,8 +251,16 @@ def wait_live(page: Page) -> None:
 # --- (a) start-up ---------------------------------------------------------------------------------------------
 
 
-def startup(browser: Browser, url: str, *scripts: str) -> dict[str, float | None]:
+# The theme's bundle (mkdocs-material's, a deferred script that must run before DOMContentLoaded): blocked in one
+# row of (a), to show what its start-up costs the Python worker's. Without it the page has no instant navigation,
+# search or palette toggle, and js/math.js fails (no document$): a measurement, not a page a reader would get.
+THEME_BUNDLE = "**/assets/javascripts/bundle.*.min.js"
+
+
+def startup(browser: Browser, url: str, *scripts: str, block: str | None = None) -> dict[str, float | None]:
     with fresh_page(browser, *scripts) as page:
+        if block:
+            page.route(block, lambda route: route.abort())
         page.goto(url)
         page.wait_for_function(
             "window.__sdBench.ready !== null && (window.__sdBench.plotly !== null || !window.SDLab)",
@@ -258,16 +281,18 @@ def p95(values: list[float]) -> float:
 
 def section_startup(browser: Browser, base: str) -> None:
     targets = {
-        "bare Pyodide worker": (BENCH_PREFIX.lstrip("/") + "bare.html", ()),
-        "home": ("", ()),
-        "playground": ("playground/", ()),
-        "home, Plotly at once": ("", (PLOTLY_AT_ONCE,)),
-        "playground, Plotly at once": ("playground/", (PLOTLY_AT_ONCE,)),
+        "bare Pyodide worker": (BENCH_PREFIX.lstrip("/") + "bare.html", (), None),
+        "the lab's worker alone": (BENCH_PREFIX.lstrip("/") + "worker-alone.html", (), None),
+        "home": ("", (), None),
+        "playground": ("playground/", (), None),
+        "home, theme bundle blocked": ("", (), THEME_BUNDLE),
+        "home, Plotly at once": ("", (PLOTLY_AT_ONCE,), None),
+        "playground, Plotly at once": ("playground/", (PLOTLY_AT_ONCE,), None),
     }
     samples: dict[str, list[dict[str, float | None]]] = defaultdict(list)
     for _ in range(REPEATS):  # interleaved, so drift in machine load falls on every target alike
-        for name, (path, scripts) in targets.items():
-            samples[name].append(startup(browser, base + path, *scripts))
+        for name, (path, scripts, block) in targets.items():
+            samples[name].append(startup(browser, base + path, *scripts, block=block))
     bare = median([s["ready"] or 0.0 for s in samples["bare Pyodide worker"]])
     print(f"\n(a) start-up from navigation, fresh context each time, median of {REPEATS} (ms)")
     head = ("first chart", "/ bare", "first Plotly", "/ bare", "ready", "/ bare", "Plotly all")
@@ -283,7 +308,9 @@ def section_startup(browser: Browser, base: str) -> None:
         print(f"{name:<28}" + "".join(f"{c:>13}" for c in cells))
     print("first chart: the first widget chart on screen, sketch or Plotly; first Plotly: the first drawn by Plotly")
     print("ready: [data-sd-status] reads ready (Python answers calls); Plotly all: every chart redrawn by Plotly")
-    print("Plotly at once: Plotly loads with the page instead of after Python's start-up (no sketch needed if fast)")
+    print("the lab's worker alone: js/runtime/worker.js in an empty page; theme bundle blocked: the home page without")
+    print("  mkdocs-material's script (no search, instant navigation or palette toggle): where ready's excess over bare")
+    print("  comes from. Plotly at once: Plotly loads with the page, not after Python's start-up (no sketch needed if fast)")
     print("aims: ready <= 1.10x bare; first chart <= 300 ms")
 
 
