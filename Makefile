@@ -54,7 +54,7 @@ serve: site
 
 lint: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/ruff check specdec_core tests benchmarks site_assets
-	$(VENV)/bin/ruff format --check specdec_core site_assets
+	$(VENV)/bin/ruff format --check specdec_core tests benchmarks site_assets
 	$(VENV)/bin/mypy --strict specdec_core site_assets/prebuild.py
 	node_modules/.bin/eslint site_assets benchmarks tests
 

@@ -308,9 +308,10 @@ def section_startup(browser: Browser, base: str) -> None:
         print(f"{name:<28}" + "".join(f"{c:>13}" for c in cells))
     print("first chart: the first widget chart on screen, sketch or Plotly; first Plotly: the first drawn by Plotly")
     print("ready: [data-sd-status] reads ready (Python answers calls); Plotly all: every chart redrawn by Plotly")
-    print("the lab's worker alone: js/runtime/worker.js in an empty page; theme bundle blocked: the home page without")
-    print("  mkdocs-material's script (no search, instant navigation or palette toggle): where ready's excess over bare")
-    print("  comes from. Plotly at once: Plotly loads with the page, not after Python's start-up (no sketch needed if fast)")
+    print("the lab's worker alone: js/runtime/worker.js in an empty page; theme bundle blocked: the home page")
+    print("  without mkdocs-material's script (no search, instant navigation or palette toggle): together they show")
+    print("  where ready's excess over bare comes from")
+    print("Plotly at once: Plotly loads with the page instead of after Python's start-up (no sketch needed if fast)")
     print("aims: ready <= 1.10x bare; first chart <= 300 ms")
 
 

@@ -210,6 +210,4 @@ def test_takeaway_follows_the_setting(page: Any) -> None:
     gamma.focus()
     gamma.press("ArrowRight")
     wait_for_renders(takeaway, before)
-    expect(page.locator('.sd-widget[data-widget="playground-takeaway"] .sd-note')).to_contain_text(
-        GAMMA_SIGN + " = 5"
-    )
+    expect(page.locator('.sd-widget[data-widget="playground-takeaway"] .sd-note')).to_contain_text(GAMMA_SIGN + " = 5")

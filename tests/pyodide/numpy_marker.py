@@ -86,9 +86,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if in_package and collection_path.name in NUMPY_PACKAGE_MODULES:
         _left_out.append(f"{collection_path.name} (the package's numpy module: doctests)")
         return True
-    if collection_path.name.startswith("test_") and module_marked_numpy(
-        collection_path.read_text(encoding="utf-8")
-    ):
+    if collection_path.name.startswith("test_") and module_marked_numpy(collection_path.read_text(encoding="utf-8")):
         _left_out.append(f"{collection_path.name} (module marked numpy)")
         return True
     return None
