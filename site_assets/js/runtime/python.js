@@ -1,15 +1,9 @@
-// The page's side of the Python worker: start-up, calls with ids and time limits, and one status for the page.
-//
-//   python.state          "loading" | "ready" | "error"; python.text says it in words; python.error the failure
-//   python.ready          Promise: resolves once Python answers calls; rejects once the worker has failed
-//   python.call(name, args, {timeout})   Promise<result>: runs a specdec_core.web handler in the worker
-//   python.restart()      a fresh worker (Retry)
-//   python.boot           how the worker started once ready: "snapshot" | "fresh" (worker.js), also set on the page
-//                         as <html data-sd-boot> for tests and benchmarks
-//   onStatus(listener)    listener(python) now and on every change; returns the unsubscribe function
-//
-// A worker that fails to start, errors, stops answering or dies (before or after ready) turns the status to
-// "error": every pending call rejects, and later calls reject at once until restart().
+// The page's side of the Python worker: start-up, calls with ids and time limits, one status for the page.
+//   python.state "loading" | "ready" | "error" (python.text in words, python.error the failure); python.ready
+//   settles with start-up; python.call(name, args, {timeout}); python.restart() (Retry); python.boot, also
+//   <html data-sd-boot>: "snapshot" | "fresh". onStatus(listener) calls it now and on every change.
+// A worker that fails to start, errors, stops answering or dies, before or after ready, turns the status to
+// "error": pending calls reject, and later ones at once, until restart().
 
 import { CALL_TIMEOUT_MS, MSG, PHASES, message } from "./protocol.js";
 
@@ -30,8 +24,8 @@ export class SDError extends Error {
 const STARTUP_MS = Object.values(PHASES).reduce((sum, p) => sum + p.timeoutMs, 10_000);
 const listeners = new Set();
 
-// Expected rejections: failures the page already shows (banner and console), a failed worker's (the status shows
-// it once, as soon as js/lab.js has run: a widget module that runs first may see it fail before), stopped calls.
+// Expected rejections: failures already on screen and in the console, a failed worker's (the status shows it),
+// stopped calls.
 addEventListener("unhandledrejection", (event) => {
   const reason = event.reason;
   if (reason?.shown || (reason instanceof SDError && reason.fatal) || reason?.name === "AbortError") event.preventDefault();
@@ -59,22 +53,19 @@ export const python = {
 
   start() {
     this.error = null;
-    let settle;
-    this.ready = new Promise((resolve, reject) => (settle = { resolve, reject }));
+    this.ready = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     this.ready.catch(() => {}); // a failure is reported through the status and banners
-    this.settle = settle;
     this.set("loading", "Loading Python…");
-    // The first worker of a tab may have been started from <head>, before this module loaded: adopt it and the
-    // messages it has sent so far. Retry starts a new one here.
+    // The tab's first worker may have been started from <head> before this module loaded: adopt it and what it
+    // has sent so far.
     const boot = window.__sdBoot;
     window.__sdBoot = null;
-    const worker = boot?.worker || new Worker(new URL("worker.js", import.meta.url), { type: "module" });
-    this.worker = worker;
+    const worker = (this.worker = boot?.worker || new Worker(new URL("worker.js", import.meta.url), { type: "module" }));
     const init = message(MSG.INIT);
     this.initId = init.id;
     const lost = (text) => this.fail({ traceback_last_line: text, fatal: true, phase: this.state === "loading" ? this.phase || "runtime" : null });
     worker.onmessage = (event) => this.receive(event.data);
-    // The worker script failed to load, or threw outside a call (no ERROR message will come).
+    // The script failed to load, or threw outside a call: no ERROR message will come.
     worker.onerror = (event) => {
       event.preventDefault();
       lost(event.message || "the Python worker failed");
@@ -108,23 +99,25 @@ export const python = {
     }
   },
 
-  // The worker is of no more use: the status says so, and every pending and later call fails with this error.
-  fail(reply) {
-    if (this.error) return;
+  rejectAll(error) {
     clearTimeout(this.startTimer);
-    const error = reply instanceof SDError ? reply : new SDError(reply);
-    error.fatal = true;
-    this.error = error;
-    const where = error.phase ? `Python failed to start (${error.phase})` : "the Python worker stopped";
-    this.set("error", `Error: ${where}`);
-    this.settle.reject(error);
-    this.ready = Promise.reject(error); // calls from now on fail at once (call() awaits it)
-    this.ready.catch(() => {}); // the failure itself is reported once, through the status and its banner
     for (const waiter of this.pending.values()) {
       clearTimeout(waiter.timer);
       waiter.reject(error);
     }
     this.pending.clear();
+    this.settle.reject(error);
+  },
+
+  // The worker is of no more use: the status says so, and every pending and later call fails with this error.
+  fail(reply) {
+    if (this.error) return;
+    const error = (this.error = reply instanceof SDError ? reply : new SDError(reply));
+    error.fatal = true;
+    this.set("error", `Error: ${error.phase ? `Python failed to start (${error.phase})` : "the Python worker stopped"}`);
+    this.rejectAll(error);
+    this.ready = Promise.reject(error); // later calls fail at once
+    this.ready.catch(() => {});
   },
 
   async call(name, args, { timeout = CALL_TIMEOUT_MS } = {}) {
@@ -132,9 +125,7 @@ export const python = {
     if (this.error) throw this.error; // the worker failed while this call waited for start-up
     return new Promise((resolve, reject) => {
       const msg = message(MSG.CALL, { name, args: JSON.stringify(args ?? {}) });
-      const timer = setTimeout(() => {
-        this.fail({ traceback_last_line: `the Python worker did not answer ${name} within ${timeout / 1000} s` });
-      }, timeout);
+      const timer = setTimeout(() => this.fail({ traceback_last_line: `the Python worker did not answer ${name} within ${timeout / 1000} s` }), timeout);
       this.pending.set(msg.id, { resolve, reject, name, timer });
       this.worker.postMessage(msg);
     });
@@ -144,15 +135,9 @@ export const python = {
     const old = this.worker;
     old.onmessage = old.onerror = old.onmessageerror = null;
     old.terminate();
-    clearTimeout(this.startTimer);
     const stopped = new SDError({ traceback_last_line: "the Python worker was restarted" });
     stopped.shown = true; // expected: nothing to report
-    for (const waiter of this.pending.values()) {
-      clearTimeout(waiter.timer);
-      waiter.reject(stopped);
-    }
-    this.pending.clear();
-    this.settle.reject(stopped); // whoever still awaits the old start-up hears of the restart
+    this.rejectAll(stopped); // whoever still awaits the old start-up hears of the restart
     this.phase = null;
     this.start();
   },

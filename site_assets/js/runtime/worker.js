@@ -1,21 +1,8 @@
-// The Python worker: Pyodide plus specdec_core, answering CALL messages (see protocol.js).
-//
-// A module worker (Pyodide refuses classic workers). Every URL resolves against this file's own URL, which sits at
-// <site root>/js/runtime/worker.js, so the site works at a domain root and under a GitHub Pages sub-path alike.
-// Start-up runs in the named phases of protocol.js, each under its own time limit, behind one `ready` promise; a
-// failure or an overrun in any phase is reported as ERROR with the phase, never swallowed. The core is one zip,
-// unpacked straight onto sys.path (no micropip: it is pure Python with no dependencies): its modules as bytecode
-// precompiled at build time (site_assets/compile_core.mjs), and its data files. Everything below `handle` is
-// start-up.
-//
-// Repeat visits boot from a memory snapshot. Most of a boot is Python's own start-up, not downloading (which the
-// service worker serves from its cache), so after a fresh boot, once specdec_core.web is imported and before any
-// call runs, the worker snapshots Pyodide's memory (31 MB) and keeps it in Cache Storage; the next boot restores
-// it and unpacks the core again (the file system lives on the JS side, outside the snapshot): ready in ~0.85 s
-// instead of ~2.7 s in headless Chromium on a loaded 2-core machine (benchmarks/bench_browser.py, section e).
-// The snapshot is keyed by the Pyodide version and the core archive's digest. No snapshot means a normal boot; a
-// damaged one, or one Pyodide refuses, too, with a console warning, and it is deleted. Without Cache Storage (an
-// insecure origin) every boot is a normal one. READY says which boot it was.
+// The Python worker: Pyodide plus specdec_core, answering CALLs (protocol.js). A module worker (Pyodide refuses
+// classic ones); URLs resolve against this file, so the site works at a domain root and under a sub-path alike.
+// Start-up runs protocol.js's phases, each under its time limit, behind one `ready`; a failure or an overrun is
+// reported as ERROR with its phase. The core is one zip of bytecode precompiled at build time plus data files,
+// unpacked onto sys.path (pure Python: no micropip).
 
 import { loadPyodide, version as PYODIDE } from "../../vendor/pyodide/pyodide.mjs";
 import { MSG, PHASES } from "./protocol.js";
@@ -23,15 +10,12 @@ import { MSG, PHASES } from "./protocol.js";
 const SITE = new URL("../../", import.meta.url);
 
 let pyodide = null;
-let web = null; // the specdec_core.web module (a PyProxy) once ready
+let web = null; // the specdec_core.web module once ready
 
-// The one message handler: a CALL in, a RESULT or ERROR out. A Python exception is the call's error; anything else
-// (the runtime itself failing) leaves the worker unusable, and the page is told so.
-function handle(message) {
-  const { id, name, args } = message;
+// A Python exception is the call's error; anything else (the runtime itself failing) leaves the worker unusable.
+function handle({ id, name, args }) {
   try {
-    // Arguments and the result cross as JSON strings; web.call validates, runs and serialises.
-    return { id, type: MSG.RESULT, value: web.call(name, args) };
+    return { id, type: MSG.RESULT, value: web.call(name, args) }; // JSON strings both ways
   } catch (err) {
     const reply = errorMessage(id, err);
     if (!(err instanceof pyodide.ffi.PythonError)) reply.fatal = true;
@@ -45,12 +29,12 @@ let initId = 0;
 let phase = null;
 let failPhase = () => {};
 
-// Enters a phase: tells the page, and fails start-up if the phase is still running when its time is up.
+// Tells the page, and fails start-up if the phase is still running when its time is up.
 function enter(name) {
   phase = name;
   self.postMessage({ id: initId, type: MSG.PROGRESS, phase: name, label: PHASES[name].label });
-  const seconds = PHASES[name].timeoutMs / 1000;
-  const timer = setTimeout(() => failPhase(new Error(`start-up phase "${name}" did not finish within ${seconds} s`)), PHASES[name].timeoutMs);
+  const { timeoutMs } = PHASES[name];
+  const timer = setTimeout(() => failPhase(new Error(`start-up phase "${name}" did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
   return () => clearTimeout(timer);
 }
 
@@ -60,9 +44,8 @@ async function fetchOk(url, init) {
   return response;
 }
 
-// Pyodide 314 fetches its own files (pyodide.asm.wasm, python_stdlib.zip, the lock) and, when the wasm answers with
-// an error status, logs a warning and never settles loadPyodide. So every response it receives during the runtime
-// phase is checked here: one that failed fails the phase at once, naming the file.
+// Pyodide 314 fetches its own files and, when the wasm answers with an error status, logs a warning and never
+// settles loadPyodide: a failed response for a runtime file fails the phase at once, naming the file.
 function watchRuntimeFetches(fail) {
   const original = self.fetch;
   const runtime = new URL("vendor/pyodide/", SITE).href;
@@ -70,43 +53,30 @@ function watchRuntimeFetches(fail) {
     const response = await original(input, init);
     const url = new URL(String(input?.url ?? input), SITE);
     if (!response.ok && url.href.startsWith(runtime)) {
-      const file = url.pathname.split("/").pop();
-      fail(new Error(`the Python runtime (${file}) failed to load: ${response.status} ${response.statusText}`));
+      fail(new Error(`the Python runtime (${url.pathname.split("/").pop()}) failed to load: ${response.status} ${response.statusText}`));
     }
     return response;
   };
   return () => (self.fetch = original);
 }
 
-// The manifest names the core archive; always revalidated, so a redeploy is picked up. Its digest busts caches.
-async function fetchManifest() {
-  return (await fetchOk(new URL("core/manifest.json", SITE), { cache: "no-cache" })).json();
-}
-
-// The core archive is fetched while the runtime loads; errors surface in phase "core".
-async function fetchCore({ file, sha256 }) {
-  const url = new URL(`core/${file}`, SITE);
-  url.searchParams.set("v", sha256.slice(0, 16));
-  return (await fetchOk(url)).arrayBuffer();
-}
-
 // --- memory snapshots --------------------------------------------------------------------------------------------
-// `_makeSnapshot`, `makeMemorySnapshot()` and `_loadSnapshot` are private options of Pyodide 314.0.7 (@ignore in its
-// pyodide.d.ts): any release may change them, so every step here may fail, and a failure only costs a normal boot.
-//
-// Snapshots live in a cache of their own, not the service worker's: sw.js deletes every "sd-lab-" cache but its
-// build's on each redeploy, and most redeploys change neither Pyodide nor the core, so the snapshot outlives them.
-// This worker prunes it instead: storing one deletes this site's others. Entries are URLs under the site, so two
-// sites on one origin (GitHub Pages sub-paths) keep theirs apart.
+// Most of a repeat visit's boot is Python's own start-up, not downloading, so after a fresh boot (specdec_core.web
+// imported, no call run yet) Pyodide's memory (31 MB) is kept in Cache Storage, and the next boot restores it:
+// ready in about a third of the time (benchmarks/bench_browser.py, section e). `_makeSnapshot`,
+// `makeMemorySnapshot()` and `_loadSnapshot` are private options of Pyodide 314.0.7: any step may fail, and a
+// failure only costs a normal boot. The cache is not the service worker's, which a redeploy replaces: the
+// snapshot, keyed by Pyodide's version and the core's digest, outlives redeploys that change neither. Storing one
+// deletes this site's others; entries are URLs under the site, so two sites on one origin keep theirs apart.
 const SNAPSHOTS = "sd-snapshot";
 const SNAPSHOT_ROOT = new URL("sd-snapshot/", SITE).href;
-let boot = "fresh"; // how this worker booted, for READY: "fresh" | "snapshot"
+let boot = "fresh"; // for READY: "fresh" | "snapshot"
 let keepSnapshot = null; // after a fresh boot: takes and stores the snapshot, once, before the first call runs
 
 const snapshotUrl = (manifest) => `${SNAPSHOT_ROOT}pyodide-${PYODIDE}-core-${manifest.sha256.slice(0, 16)}`;
 
-// A checksum over 32-bit words (15-80 ms for 31 MB on the machine above). Pyodide checks a snapshot's header, but
-// one whose body was damaged made Pyodide 314.0.7 spin forever under Node, which no time limit here can stop.
+// Pyodide checks a snapshot's header only, and one with a damaged body made Pyodide 314.0.7 spin forever under
+// Node, where no time limit can stop it: a checksum over 32-bit words (15-80 ms for 31 MB) guards the body.
 function checksum(bytes) {
   const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
   let sum = bytes.byteLength;
@@ -114,7 +84,6 @@ function checksum(bytes) {
   return String(sum >>> 0);
 }
 
-// The stored snapshot's bytes once checked; rejects if they are damaged.
 async function checked(response) {
   const bytes = new Uint8Array(await response.arrayBuffer());
   if (checksum(bytes) !== response.headers.get("x-sd-checksum")) throw new Error("the stored snapshot is damaged");
@@ -129,7 +98,8 @@ async function storedSnapshot(cache, manifest) {
   return response && { url, response };
 }
 
-// Boots Pyodide from the stored snapshot, or normally (then ready to take one, if Cache Storage is there).
+// From the stored snapshot, or a normal boot (then ready to take one). Without Cache Storage (an insecure
+// origin) every boot is a normal one.
 async function bootRuntime(manifest) {
   const options = { indexURL: new URL("vendor/pyodide/", SITE).href };
   const cache = await self.caches?.open(SNAPSHOTS).catch(() => null);
@@ -138,7 +108,7 @@ async function bootRuntime(manifest) {
   if (stored) {
     try {
       const bytes = checked(stored.response);
-      bytes.catch(() => {}); // loadPyodide awaits it later and reports its failure
+      bytes.catch(() => {}); // loadPyodide awaits it and reports its failure
       const restored = await loadPyodide({ ...options, _loadSnapshot: bytes });
       boot = "snapshot";
       return restored;
@@ -159,8 +129,7 @@ async function bootRuntime(manifest) {
   return fresh;
 }
 
-// Takes the snapshot after READY is posted (the page need not wait for it) and before the first call; storing it
-// overlaps the calls. A failure is a warning: the next visit boots normally.
+// After READY (the page need not wait) and before the first call. A failure costs the next visit a normal boot.
 function storeSnapshot() {
   keepSnapshot?.().catch((err) => console.warn("no Python snapshot was stored:", err?.message || err));
   keepSnapshot = null;
@@ -168,9 +137,11 @@ function storeSnapshot() {
 
 async function phases() {
   let done = enter("runtime");
-  const manifest = fetchManifest();
-  const core = manifest.then(fetchCore);
-  core.catch(() => {}); // awaited in "core" below, which reports its failure
+  // The manifest names the core archive and is always revalidated (a redeploy is picked up); its digest busts
+  // caches. The archive downloads while the runtime loads; its failure is reported in phase "core".
+  const manifest = fetchOk(new URL("core/manifest.json", SITE), { cache: "no-cache" }).then((r) => r.json());
+  const core = manifest.then(({ file, sha256 }) => fetchOk(new URL(`core/${file}?v=${sha256.slice(0, 16)}`, SITE))).then((r) => r.arrayBuffer());
+  core.catch(() => {});
   const unwatch = watchRuntimeFetches(failPhase);
   try {
     pyodide = await bootRuntime(manifest);
@@ -180,7 +151,6 @@ async function phases() {
   }
 
   done = enter("core");
-  // Sourceless .pyc modules: the import below compiles nothing.
   pyodide.unpackArchive(await core, "zip");
   done();
 
@@ -189,12 +159,6 @@ async function phases() {
   const version = pyodide.runPython("import specdec_core; specdec_core.__version__");
   done();
   return version;
-}
-
-// Start-up ends with the phases, or with the first failure any phase reports (an overrun or a failed download).
-function start() {
-  const failed = new Promise((_, reject) => (failPhase = reject));
-  return Promise.race([phases(), failed]);
 }
 
 // Pyodide's PythonError carries the whole traceback in `message`; the page shows its last line.
@@ -206,30 +170,21 @@ function errorMessage(id, err, where) {
   return out;
 }
 
-// Start-up begins as soon as this module runs: the page may create the worker from <head>, before the page's
-// scripts have loaded. INIT only asks to be told the outcome.
-const ready = start();
+// Start-up begins as soon as this module runs (the page may create the worker from <head>) and ends with the
+// phases or with the first failure any phase reports. INIT only asks to be told the outcome.
+const failed = new Promise((_, reject) => (failPhase = reject)); // before phases(), which hands failPhase on
+const ready = Promise.race([phases(), failed]);
 ready.catch(() => {}); // reported to INIT below
 
-self.onmessage = async (event) => {
-  const message = event.data;
-  if (message.type === MSG.INIT) {
-    initId = message.id;
-    try {
-      self.postMessage({ id: initId, type: MSG.READY, version: await ready, boot });
-    } catch (err) {
-      self.postMessage(errorMessage(initId, err, phase));
-      return;
-    }
-    storeSnapshot();
-  } else if (message.type === MSG.CALL) {
-    try {
-      await ready;
-    } catch (err) {
-      self.postMessage(errorMessage(message.id, err, phase));
-      return;
-    }
-    storeSnapshot();
-    self.postMessage(handle(message));
+self.onmessage = async ({ data: message }) => {
+  const id = message.type === MSG.INIT ? (initId = message.id) : message.id;
+  try {
+    const version = await ready;
+    if (message.type === MSG.INIT) self.postMessage({ id, type: MSG.READY, version, boot });
+  } catch (err) {
+    self.postMessage(errorMessage(id, err, phase));
+    return;
   }
+  storeSnapshot();
+  if (message.type === MSG.CALL) self.postMessage(handle(message));
 };
