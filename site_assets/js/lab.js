@@ -1,8 +1,6 @@
-// The lab's entry module: starts Python, keeps the status line, and mounts each page's widgets (ui/widget.js),
-// first load and Material's instant navigation alike (document$). See DESIGN.md, "The page side".
-//
-// window.SDLab is for tests, benchmarks and offline.js (no widget uses it): call(name, args) runs a handler without
-// any widget or banner; debug() counts what the page holds (charts, widgets) for the leak test.
+// The lab's entry module: starts Python, keeps the status line, and mounts each page's widgets (ui/widget.js) on
+// the first load and on Material's instant navigation alike (document$). window.SDLab is for tests, benchmarks
+// and offline.js: call() runs a handler without a widget or banner; debug() counts charts and widgets (leak test).
 
 import { chartCount, preload, retryPlotly, startPlotly } from "./runtime/charts.js";
 import { onStatus, python } from "./runtime/python.js";
@@ -18,10 +16,9 @@ function retryAll() {
 }
 setRetry(retryAll);
 
-// --- deferred sections ------------------------------------------------------------------------------------------
-
-// html.sd-boot (set from <head>) keeps .sd-later sections unstyled while Python boots (css/components.css). They are shown
-// once Python is ready or has failed, or as soon as one comes within a screen of the viewport.
+// Laying out long code listings during the boot delayed the first chart by ~100 ms, so html.sd-boot (set from
+// <head>) hides .sd-later sections until Python is ready or has failed, one comes within a screen of the
+// viewport, an anchor leads into one, or the page is printed.
 let laterObserver = null;
 
 function showLater() {
@@ -40,14 +37,11 @@ function watchLater() {
 }
 
 addEventListener("beforeprint", showLater);
-// A link to an anchor inside a hidden section scrolled to nothing: show the section, then scroll again.
 addEventListener("hashchange", () => {
   if (!document.documentElement.classList.contains("sd-boot")) return;
   showLater();
   document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView();
 });
-
-// --- wiring -----------------------------------------------------------------------------------------------------
 
 // Plotly loads once start-up has ended, however it ended (charts.js says why); until then charts are sketches.
 const chartsFailed = (err) => err.shown || showError(err, retryAll);
@@ -62,8 +56,7 @@ function statusChanged(p) {
 onStatus(statusChanged);
 
 function onPage() {
-  // Material's search overlay is a dialog without a name (axe-core: aria-dialog-name); the header persists across
-  // instant navigation, so naming it once per page is enough.
+  // Material's search overlay is a dialog without a name (axe-core: aria-dialog-name); the header persists.
   document.querySelector('.md-search[role="dialog"]:not([aria-label])')?.setAttribute("aria-label", "Search");
   showStatus(python);
   if (python.error) showError(python.error, retryAll);
@@ -80,15 +73,13 @@ window.SDLab = Object.freeze({
   site: new URL("../", import.meta.url).href, // the site's root, whatever sub-path it is served under
 });
 document.documentElement.dataset.sdCharts = "sketch";
-// The page's widget modules run first and start Python (ui/widget.js, define); a start-up that has already ended
-// is taken up here as if it had just happened.
+// The page's widget modules ran first and started Python (ui/widget.js, define): a start-up that has already
+// ended is taken up as if it had just happened.
 if (!python.worker) python.start();
 else if (python.state !== "loading") statusChanged(python);
-// benchmarks/bench_browser.py measures what loading Plotly with the page, before Python, would cost.
-if (window.__sdBench?.plotlyAtOnce) startPlotly().catch(chartsFailed);
-// Deferred modules run once the document is parsed, before the theme's start-up (document$, KaTeX); the page's
-// widget modules ran just before this one and mounted their placeholders, so this mounts only what they did not
-// (a widget whose module failed to load, say); onPage mounts nothing twice.
+if (window.__sdBench?.plotlyAtOnce) startPlotly().catch(chartsFailed); // benchmarks/bench_browser.py
+// Deferred modules run before the theme's start-up (document$): mount now what the widget modules did not (one
+// whose module failed to load, say); onPage mounts nothing twice.
 if (document.readyState !== "loading") mountAll();
 if (window.document$) window.document$.subscribe(onPage);
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage);

@@ -1,21 +1,12 @@
-// Charts: a static sketch first, then Plotly's partial bundles; the light/dark theme applied to every figure.
-//
-//   render(target, figure)   Promise: draws the figure with the current theme; the newest figure for a target
-//                            wins. Until the figure's Plotly bundle has loaded it is sketched (sketch.js); then
-//                            Plotly.react draws it. Redrawn by itself when the reader toggles the palette. Marks the
-//                            target data-sd-engine="sketch" | "plotly" and counts data-sd-renders.
-//   startPlotly()            Plotly may load from now on (Python is ready, or has failed): loads the bundles the
-//                            sketched charts need and redraws them; rejects if a bundle cannot load
-//   retryPlotly()            a bundle that failed to load may be asked for again (Retry)
-//   purge(target)            Plotly.purge, and the target leaves every registry here
-//   preload(root)            prefetches (idle priority) the bundles root's build-time figures need
-//   chartCount()             charts registered (for the leak test)
-//
-// Two bundles of plotly.js 4.1.1 (PLATFORM.md): "cartesian" (1.5 MB: bar, scatter, heatmap) for 2D figures, and
-// "gl3d" (1.75 MB) only where a figure holds a 3D trace. Each defines window.Plotly when it runs; it is taken from
-// there at once and the global restored, so both can live in one page and no chart depends on a global.
-// Plotly waits for Python: parsing it during Pyodide's boot slows the boot (see sketch.js for the measurement).
-// <html data-sd-charts> reads "sketch" while any chart is a sketch, "plotly" once Plotly draws them all.
+// Charts: a static sketch (sketch.js) until Plotly may load, then Plotly's partial bundles, in the page's theme.
+//   render(target, figure): the newest figure for a target wins; redrawn when the palette changes; the target
+//     reads data-sd-engine="sketch" | "plotly" and counts data-sd-renders; <html data-sd-charts> says "plotly"
+//     once Plotly draws every chart. startPlotly(): Python is ready or has failed, so load the bundles the sketches
+//     need (Plotly parsed during Pyodide's boot slows the boot: sketch.js has the measurement). retryPlotly(),
+//     purge(target), preload(root) (prefetch what root's build-time figures need), chartCount() (leak test).
+// plotly.js 4.1.1 ships a "cartesian" bundle (1.5 MB: bar, scatter, heatmap) and a "gl3d" one (1.75 MB), loaded
+// only where a 3D trace is. Each sets window.Plotly as it runs; it is taken at once and the global restored, so
+// both live in one page and no chart depends on a global.
 
 import { SDError } from "./python.js";
 import { sketch } from "./sketch.js";
@@ -40,7 +31,7 @@ function load(bundle) {
     const script = document.createElement("script");
     script.src = new URL(BUNDLES[bundle], SITE).href;
     const before = Object.getOwnPropertyDescriptor(window, "Plotly");
-    // The load event fires right after the script has run, before any other script: window.Plotly is this one.
+    // The load event fires right after the script ran, before any other: window.Plotly is this one.
     script.onload = () => {
       const Plotly = window.Plotly;
       if (before) Object.defineProperty(window, "Plotly", before);
@@ -61,8 +52,7 @@ function load(bundle) {
   return promise;
 }
 
-// Prefetch (idle priority, not parsed) the bundles root's build-time figures need: on a real network the script
-// is then at hand once Python is ready.
+// Idle-priority prefetch, not parsed: on a real network the bundle is at hand once Python is ready.
 export function preload(root) {
   const types = new Set();
   for (const t of root.querySelectorAll("template[data-sd-initial]")) {
@@ -75,8 +65,7 @@ export function preload(root) {
   }
 }
 
-// Material's palette as concrete colours: custom properties resolved through a probe element.
-// Cached per colour scheme: reading custom properties forces a style recalculation, costly on every redraw.
+// Material's palette as concrete colours, cached per scheme: reading custom properties forces a style recalculation.
 let paletteCache = null;
 
 function palette() {

@@ -1,16 +1,9 @@
-// Form controls with visible labels, metric tiles, and small DOM helpers. A control is described by data:
-//
-//   {key, label, kind, value, min, max, step, format, options, url, live}
-//     kind    "range" (default) | "number" | "select" | "text" | "textarea" | "choice" (a group of toggle buttons)
-//     options [[value, label], ...] for "select" and "choice"
-//     choices [value, ...] for "range": the slider steps through these values (powers of two, say), not min..max
-//     format  value -> text shown beside a range (and in "computing for …" notes)
-//     rows    visible lines of a "textarea" (its text is committed on "change", when the area loses focus)
-//     url     true: the value lives in the page's query string under `key` (ui/url.js); never for a "textarea"
-//     live    false: changing it does not ask Python for a new result (a seed only a button uses, say)
-//     hidden  true: not shown until the view shows it; onChange(ctx, value) runs after each committed change
-//
-// control(spec, id) -> {spec, root, input, value (get/set), event}: `event` is the DOM event that commits a change.
+// Form controls with visible labels, metric tiles, and small DOM helpers. A control is data:
+//   {key, label, kind, value, min, max, step, choices, format, options, rows, url, live, hidden, onChange}
+// kind: "range" (default; `choices` makes it step through those values, `format` says the value beside it),
+// "number", "select" and "choice" (toggle buttons; `options` [[value, label], ...]), "text", "textarea" (committed
+// when it loses focus; never in the URL). url: the value lives in the query (ui/url.js); live: false, a change
+// asks Python for nothing; hidden: until the view shows it. control(spec, id) -> {spec, root, input, value, event}.
 
 let uid = 0;
 

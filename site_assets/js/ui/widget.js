@@ -1,38 +1,19 @@
-// The one binding: a widget module declares its controls, handler, metrics, charts and view; this file does the rest.
-//
-// A page holds placeholders <div class="sd-widget" data-widget="NAME"> with inert JSON in <template data-sd-settings>
-// (its "handler" and "args") and the build-time result in <template data-sd-initial>. js/widgets/NAME.js hands
-// define(import.meta.url, definition) an object, or a function of the settings returning one:
-//
-//   handler: "bonus.simulate"                    default: settings.handler
-//   controls: [{key, label, ...}]                or settings => [...]; see ui/controls.js
-//   metrics: [{name, label, format}]             tiles; format(value, allMetrics) -> text
-//   args: (values, settings, extra) => ({...})   default {...settings.args, ...values, ...extra}; or the view's
-//   chart: "aria label"                          a chart of result.figure; charts: {key: label}, of result.figures[key]
-//   live: false                                  no call until the view asks (a Run button, say)
-//   view(ctx) -> {paint?, adopt?, args?, cleanup?}   builds the DOM; without one: controls, charts, tiles and note()
-//
-// What the binding does:
-// - paint: the build-time result is painted only when the controls' state (after the URL) asks for the same
-//   arguments it was computed with; otherwise the widget says "Computing for γ = 8…" until Python answers.
-//   Declared charts and metrics are painted by the binding, then the view's paint adds the rest;
-// - the live loop: every committed control change bumps the state's version, writes url controls back to the query
-//   and asks for a result. One call runs at a time; a waiting refresh is replaced by a newer one (latest wins), a
-//   queued action (ctx.request with an action) is never dropped. A result is painted only if the state has not
-//   changed since it was asked for (a refresh: since it was sent; an action: since the reader asked for it);
-//   `adopt` (if any) sees every result, painted or not (a run's state);
-// - errors: a banner with Retry on the widget (the page's, when the worker itself failed) and console.error;
-// - no stale numbers: when the controls' state gets no result (args say null, or the call failed), the widget's
-//   metrics painted for another state are cleared ("—");
-// - unmount: listeners added through ctx.on or ctx.signal go, charts are purged, the placeholder is restored.
-//
-// The view's ctx: el, settings, initial, signal, controls (key -> control), start (the values before the URL's),
-// values(), set(patch), group(class, keys), charts (key -> chart), chartRow(class), chart(label), render(chart,
-// figure), tiles(items or names?), setMetrics(metrics), setMetric(name, value, text), clearMetric(name, text),
-// request(action?), call(handler, args, {signal}), task(), runButton(loop), on(target, type, fn), button(label,
-// onClick, class), notice(text), markLive(), report(error), onStatus(fn).
-//   request(action) -> Promise<result | null>: null when the result was not painted (the state moved on).
-//   action: {extra, handler, args(values), paint(result, args), adopt(result, args)}, all optional.
+// The one binding. A page holds <div class="sd-widget" data-widget="NAME"> with inert JSON settings (<template
+// data-sd-settings>: handler, args) and the build-time result (<template data-sd-initial>); js/widgets/NAME.js calls
+// define(import.meta.url, definition or settings => definition) with: handler (default settings.handler); controls
+// (ui/controls.js); metrics [{name, label, format(value, all)}]; chart (an aria label: a chart of result.figure) or
+// charts {key: label} (result.figures[key]); args(values, settings, extra) (null: nothing to ask); live: false (no
+// call until the view asks); view(ctx) -> {paint, adopt, args, cleanup}, or the standard view (controls, charts,
+// tiles, note()). The binding does the rest:
+// - first paint: the build-time result only if the controls (after the URL) ask for its arguments, else
+//   "Computing for γ = 8…" until Python answers;
+// - the live loop: a committed change bumps the version, writes the URL and asks again. One call at a time; a
+//   waiting refresh gives way to a newer one, an action (request(action)) is never dropped. Only a result for the
+//   current state is painted (request resolves null otherwise); `adopt` sees every result;
+// - errors become a banner with Retry (the page's when the worker failed) and console.error; metrics painted for
+//   another state are cleared when the current one gets no result;
+// - unmount: listeners (ctx.on, ctx.signal) go, charts are purged, the placeholder is restored.
+// action: {extra, handler, args(values), paint(result, args), adopt(result, args)}, each optional.
 
 import { render, purge } from "../runtime/charts.js";
 import { SDError, onStatus, python } from "../runtime/python.js";
@@ -40,10 +21,12 @@ import { announce, button, clearMetric, control, el as element, formatNumber, se
 import { banner, showError } from "./status.js";
 import { PARAMS, readQuery, writeQuery } from "./url.js";
 
-const mounted = new Map(); // placeholder -> {controller, charts, original, cleanup}
+const mounted = new Map(); // placeholder -> {controller, charts, original, cleanup, bound}
+const defined = new Map(); // widget name -> definition
 const modules = new Map(); // widget name -> import promise
 const failedLoads = new Map(); // widget name -> failed attempts
 let corrections = {}; // URL key -> what its value needed, on the page on screen (a remount starts afresh)
+let mountedAll = false; // lab.js has mounted the page: define() leaves mounting to it
 let retryAll = () => {};
 
 export const widgetCount = () => mounted.size;
@@ -54,11 +37,12 @@ function readTemplate(el, attribute) {
   return template ? JSON.parse(template.content.textContent) : null;
 }
 
+// A navigated page's widget modules (its first load's come as module scripts, see define).
 function loadModule(name) {
   if (!modules.has(name)) {
     const url = new URL(`../widgets/${name}.js`, import.meta.url);
     const attempts = failedLoads.get(name) || 0;
-    // The browser remembers a failed module URL: a later attempt (Retry) asks for a fresh one.
+    // The browser remembers a failed module URL: Retry asks for a fresh one.
     if (attempts) url.searchParams.set("attempt", String(attempts + 1));
     const promise = import(url.href).catch((err) => {
       modules.delete(name);
@@ -70,7 +54,7 @@ function loadModule(name) {
   return modules.get(name);
 }
 
-// An error on one widget: the page's banner covers a failed worker; anything else gets the widget's own.
+// A failed worker, or Plotly failing to load, gets one banner for the page; anything else the widget's own.
 function report(el, err) {
   if (err?.name === "AbortError") return;
   const error = err instanceof SDError ? err : Object.assign(new SDError({ title: "This widget failed", traceback_last_line: String(err?.message || err) }), { traceback: err?.stack });
@@ -78,14 +62,10 @@ function report(el, err) {
     console.error(`[lab] widget ${el.dataset.widget}:`, err);
     err.shown = error.shown = true;
   }
-  if (error.fatal) {
+  if (error.fatal || error.title === "Interactive charts unavailable") {
     if (!error.shown) showError(error, retryAll);
-    const pending = el.querySelector(":scope > .sd-pending");
+    const pending = error.fatal && el.querySelector(":scope > .sd-pending");
     if (pending) pending.textContent = "These settings need Python, which is not running (see the error above).";
-    return;
-  }
-  if (error.title === "Interactive charts unavailable") {
-    if (!error.shown) showError(error, retryAll); // one banner for the page: its charts stay sketches
     return;
   }
   el.querySelector(":scope > .sd-error")?.remove();
@@ -98,29 +78,27 @@ function bind(el, definition, entry) {
   const def = typeof definition === "function" ? definition(settings) : definition;
   const { signal } = entry.controller;
   const specs = (typeof def.controls === "function" ? def.controls(settings) : def.controls) || [];
-  const { values: fromUrl, notes: found } = readQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, s])));
+  const inUrl = specs.filter((s) => s.url);
+  const { values: fromUrl, notes: found } = readQuery(Object.fromEntries(inUrl.map((s) => [s.key, s])));
   // The first widget to read a wrong value writes the corrected link; the others reading that key say so too.
   Object.assign(corrections, found);
-  const notes = specs.filter((s) => s.url && s.key in corrections).map((s) => corrections[s.key]);
   const controls = {};
   for (const spec of specs) controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
   const values = () => Object.fromEntries(specs.map((s) => [s.key, controls[s.key].value]));
   let view = null;
-  // A view's or definition's args function has the last word: its null means "nothing to ask Python".
   const argsOf = (v, extra) => (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
-  const writeUrl = () => writeQuery(Object.fromEntries(specs.filter((s) => s.url).map((s) => [s.key, controls[s.key].value])));
+  const writeUrl = () => writeQuery(Object.fromEntries(inUrl.map((s) => [s.key, controls[s.key].value])));
   let version = 0;
   let shown = -1; // the version whose result is on screen (-1: none)
   let pending = null; // the "computing for …" note, while no result matches the controls
-  // Controls with no result (a view's null args, a failed call): numbers painted for other controls go.
+  // No result for these controls (null args, a failed call): numbers painted for other controls go.
   const stale = (asked) => {
     if (asked === shown) return;
     for (const out of el.querySelectorAll("[data-metric]")) clearMetric(el, out.dataset.metric, "—");
     shown = -1;
   };
-
   // Every paint is counted (data-sd-paints): tests wait on it rather than on time.
   const painted = (asked) => {
     shown = asked;
@@ -128,7 +106,6 @@ function bind(el, definition, entry) {
     pending = null;
     el.dataset.sdPaints = String(Number(el.dataset.sdPaints || 0) + 1);
   };
-  const on = (target, type, fn, options = {}) => target.addEventListener(type, fn, { ...options, signal });
   const guard = (fn) => (...a) => {
     try {
       const out = fn(...a);
@@ -138,7 +115,6 @@ function bind(el, definition, entry) {
     }
   };
 
-  // --- the request loop: one call in flight; a queued refresh is replaced by a newer one, actions are kept.
   const queue = [];
   let busy = false;
   const request = (action = null) =>
@@ -154,22 +130,22 @@ function bind(el, definition, entry) {
     let asked = askedFor;
     try {
       await python.ready;
-      // The state this result is for: an action's is the one it was asked in (a Sample press belongs to the pair
-      // on screen then); a refresh's is the controls' state now, from which its args are read.
+      // An action's result belongs to the state it was asked in (a Sample press, to the pair on screen then); a
+      // refresh's to the controls' state now, from which its args are read.
       if (!action) asked = version;
       const args = action?.args ? action.args(values()) : argsOf(values(), action?.extra);
       if (args === null) {
-        stale(asked); // the view says these controls cannot be computed (and why)
+        stale(asked);
         return resolve(null);
       }
       const result = await ctx.call(action?.handler || def.handler || settings.handler, args);
       (action?.adopt || view.adopt)?.(result, args);
-      if (asked !== version) return resolve(null); // the controls moved on: a newer request paints their result
+      if (asked !== version) return resolve(null); // a newer request paints the controls' result
       await (action?.paint || view.paint)(result, args);
       painted(asked);
       resolve(result);
     } catch (err) {
-      if (!action && asked === version) stale(asked); // a refresh that failed leaves no numbers for its controls
+      if (!action && asked === version) stale(asked);
       report(el, err);
       reject(err);
     } finally {
@@ -177,7 +153,7 @@ function bind(el, definition, entry) {
       pump();
     }
   }
-  // Its failures are on screen and in the console already (report); runtime/python.js keeps them out of "unhandled".
+  // A failure is on screen and in the console already; runtime/python.js keeps it out of "unhandled".
   const refresh = () => void request();
 
   const ctx = {
@@ -186,10 +162,10 @@ function bind(el, definition, entry) {
     initial,
     signal,
     controls,
-    start,
+    start, // the values before the URL's
     values,
     request,
-    on,
+    on: (target, type, fn, options = {}) => target.addEventListener(type, fn, { ...options, signal }),
     onStatus: (fn) => signal.addEventListener("abort", onStatus(fn), { once: true }),
     markLive: () => (el.dataset.sdLive = "true"),
     report: (err) => report(el, err),
@@ -210,7 +186,7 @@ function bind(el, definition, entry) {
       return div;
     },
     render: (target, figure) => render(target, figure).catch((err) => report(el, err)),
-    // Tiles for def.metrics, or for some of them (by name), or for the items given.
+    // Tiles for def.metrics, for some of them (by name), or for the items given.
     tiles: (items = def.metrics) => tiles(items.map((i) => (typeof i === "string" ? def.metrics.find((m) => m.name === i) : i))),
     setMetric: (name, value, text) => setMetric(el, name, value, text),
     clearMetric: (name, text) => clearMetric(el, name, text),
@@ -229,17 +205,17 @@ function bind(el, definition, entry) {
       signal.addEventListener("abort", () => controller.abort(), { once: true, signal: controller.signal });
       return { signal: controller.signal, stop: () => controller.abort() };
     },
-    // Run, reading Stop while loop(signal, ...args) runs as a task (data-sd-running on the widget); a press then
-    // stops it. stop() resolves once the loop has ended; a failure the widget showed is not thrown again.
+    // Run reads Stop while loop(signal, ...args) runs (data-sd-running on the widget). stop() resolves once the
+    // loop has ended; a failure the widget showed is not thrown again.
     runButton(loop, className = "") {
-      let task = null;
+      let task = null; // the running loop's AbortController
       let running = Promise.resolve();
-      const button = ctx.button("Run", () => (task ? task.stop() : run()), className);
+      const button = ctx.button("Run", () => (task ? task.abort() : run()), className);
       const run = (...args) => {
-        task = ctx.task();
+        task = new AbortController();
         button.textContent = "Stop";
         el.dataset.sdRunning = "true";
-        running = loop(task.signal, ...args).finally(() => {
+        running = loop(AbortSignal.any([signal, task.signal]), ...args).finally(() => {
           task = null;
           button.textContent = "Run";
           delete el.dataset.sdRunning;
@@ -247,7 +223,7 @@ function bind(el, definition, entry) {
         return running;
       };
       const stop = () => {
-        task?.stop();
+        task?.abort();
         return running.catch((err) => {
           if (!err?.shown && err?.name !== "AbortError") throw err;
         });
@@ -259,7 +235,6 @@ function bind(el, definition, entry) {
       b.addEventListener("click", guard(onClick));
       return b;
     },
-    notice: (text) => atTop(el, announce("sd-notice", text)),
   };
 
   const declared = def.charts ?? (def.chart ? { figure: def.chart } : {});
@@ -273,7 +248,6 @@ function bind(el, definition, entry) {
     return own?.(result, args);
   };
   entry.cleanup = view.cleanup || null;
-  for (const note of notes) ctx.notice(note);
   for (const spec of specs) {
     const c = controls[spec.key];
     if (spec.live !== false) c.input.dataset.sdRefresh = ""; // a change asks Python for a new result
@@ -285,9 +259,10 @@ function bind(el, definition, entry) {
       if (spec.live !== false) refresh();
     }));
   }
-  if (Object.keys(found).length) writeUrl(); // the link in the address bar is the corrected one
+  if (Object.keys(found).length) writeUrl(); // the address bar holds the corrected link
 
-  // First paint: the build-time result, if it answers the controls' state; else a visible "computing" state.
+  // First paint: the build-time result if it answers the controls' state, else a visible "computing" note. Notes
+  // on corrected URL values go above it.
   const now = values();
   if (initial && JSON.stringify(argsOf(now)) === JSON.stringify(argsOf(start))) {
     guard(view.paint)(initial, argsOf(now));
@@ -295,18 +270,12 @@ function bind(el, definition, entry) {
   } else if (initial) {
     const changed = specs.filter((s) => now[s.key] !== start[s.key]);
     const said = changed.map((s) => `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`);
-    pending = atTop(el, announce("sd-pending", `Computing for ${said.join(", ")}…`));
+    pending = announce("sd-pending", `Computing for ${said.join(", ")}…`);
     pending.dataset.sdPending = "";
   }
+  const notices = inUrl.filter((s) => s.key in corrections).map((s) => announce("sd-notice", corrections[s.key]));
+  el.prepend(...notices, ...(pending ? [pending] : []));
   if (def.live !== false) refresh();
-}
-
-// Notes stack at the top of the widget, in the order they came.
-function atTop(el, node) {
-  const notes = el.querySelectorAll(":scope > .sd-notice");
-  if (notes.length) notes[notes.length - 1].after(node);
-  else el.prepend(node);
-  return node;
 }
 
 function standardView(ctx, def) {
@@ -319,20 +288,14 @@ function clampNumber(value, { min, max, step = 1, value: fallback }) {
   return Math.min(max ?? Infinity, Math.max(min ?? -Infinity, step === 1 ? Math.round(v) : v));
 }
 
-// A widget module's default export goes through define(import.meta.url, definition) as the module runs: placeholders
-// waiting for it are bound at once. A page's own widget modules run before DOMContentLoaded, so its build-time
-// figures are painted before the theme's start-up and KaTeX; an import() of the same module would resolve only
-// after those.
-const defined = new Map(); // widget name -> definition
-let mountedAll = false; // lab.js has mounted the page: define() leaves mounting to it
-
+// A widget module calls define() as it runs, and placeholders waiting for it are bound at once. On a page's first
+// load its widget modules are module scripts listed before lab.js: Python starts and their placeholders paint
+// before the theme's start-up and KaTeX (an import() would resolve only after those). From lab.js's first
+// mountAll on, mounting is left to it.
 export function define(url, definition) {
   const name = new URL(url).pathname.split("/").pop().replace(/\.js$/, "");
   defined.set(name, definition);
   for (const [el, entry] of mounted) if (el.dataset.widget === name) start(el, entry);
-  // On a page's first load the widget modules run before lab.js (the template lists them first): Python starts
-  // and each module's placeholders mount and paint at once, before the theme's and KaTeX's scripts run. From
-  // lab.js's first mountAll on, the page's placeholders are mounted there.
   if (!mountedAll) {
     if (!python.worker) python.start();
     for (const el of document.querySelectorAll(`.sd-widget[data-widget="${name}"]`)) mount(el);
@@ -350,20 +313,14 @@ function start(el, entry) {
   }
 }
 
-async function mount(el) {
-  if (el.dataset.sdMounted) return; // mounting twice is harmless
+function mount(el) {
+  if (el.dataset.sdMounted) return;
   el.dataset.sdMounted = "true";
   const entry = { controller: new AbortController(), charts: new Set(), original: el.innerHTML, cleanup: null, bound: false };
   mounted.set(el, entry);
   start(el, entry);
-  if (entry.bound) return;
-  try {
-    const module = await loadModule(el.dataset.widget);
-    defined.set(el.dataset.widget, defined.get(el.dataset.widget) ?? module.default);
-    start(el, entry);
-  } catch (err) {
-    report(el, err);
-  }
+  // The module's define() starts it once loaded.
+  if (!entry.bound) loadModule(el.dataset.widget).catch((err) => report(el, err));
 }
 
 export function unmount(el) {
