@@ -1,7 +1,6 @@
-// Widget "tuning-policies": fixed γ, confidence threshold τ, dynamic +2/−1 and the oracle, run side by side on the
-// n-gram pair with the reader's sampling knobs. Run streams the generation in short chunks (one Python call each,
-// the runs' state handed back every time, so the chunks make exactly the run one call would), so progress shows
-// and Stop ends it between chunks.
+// Widget "tuning-policies": fixed γ, confidence threshold τ, dynamic +2/−1 and the oracle, side by side on the n-gram
+// pair. Run streams the run in chunks, each call handed the runs' state (the chunks make exactly the run one call
+// would), so progress shows and Stop ends it between chunks.
 
 import { define } from "../ui/widget.js";
 import { el, output, scroller } from "../ui/controls.js";
@@ -45,15 +44,17 @@ export default define(import.meta.url, (settings) => {
 });
 
 function view(ctx) {
-  const run = ctx.button("Run", () => start(), "md-button--primary");
-  const stop = ctx.button("Stop", () => current?.stop());
+  // Two buttons, not runButton's one: Stop stays on screen, disabled while nothing runs.
+  const runner = ctx.runButton(run);
+  const start = ctx.button("Run", () => runner.run(), "md-button--primary");
+  const stop = ctx.button("Stop", () => runner.stop());
   stop.disabled = true;
   const progress = Object.assign(el("progress"), { max: 1, value: 0 });
   progress.setAttribute("aria-label", "Run progress");
   const status = el("output", "sd-tuning-progress");
   status.setAttribute("aria-live", "polite");
   status.dataset.state = "idle";
-  const bar = el("div", "sd-buttons", run, stop, progress, status);
+  const bar = el("div", "sd-buttons", start, stop, progress, status);
 
   // The table holds every number the chart shows, as [data-metric] cells (metric names: POLICY-MEASURE).
   const table = el("table", "sd-table sd-table--numeric");
@@ -68,68 +69,61 @@ function view(ctx) {
   const hint = el("p", "sd-note", "These settings apply to the next Run; moving them changes nothing until you press it.");
   const wrap = scroller("Per policy, over the tokens generated so far", table);
   ctx.el.append(ctx.group("sd-controls"), hint, bar, ctx.charts.figure, wrap, measured, sample);
+  const say = (state, text) => {
+    status.dataset.state = state;
+    status.textContent = text;
+  };
   for (const c of Object.values(ctx.controls)) {
     ctx.on(c.input, c.event, () => {
-      if (status.dataset.state === "running") return; // a run in progress keeps the settings it started with
-      status.dataset.state = "changed";
-      status.textContent = "Settings changed: the numbers below are from the previous settings; press Run to measure these.";
+      if (!runner.running()) say("changed", "Settings changed: the numbers below are from the previous settings; press Run to measure these.");
     });
   }
-
   const said = (result, label) => (sample.textContent = `${label}: “${result.sample.slice(-240).trim()}”`);
 
-  // Python's first call trains the n-gram models (a second or two in the browser): make it as soon as Python is
-  // up, so Run starts at once. The build-time numbers stay on screen; the same seed run live gives the same ones.
-  let warmed = false;
-  ctx.onStatus((python) => {
-    if (python.state !== "ready" || warmed) return;
-    warmed = true;
-    ctx.call("tuning.policies", { tokens: 1, seed: 0 }).then(() => {
+  // Python's first call trains the n-gram models (a second or two in the browser): made as soon as Python is up,
+  // it lets Run start at once. The build-time numbers stay on screen; the same seed run live gives the same ones.
+  void ctx.request({
+    handler: "tuning.policies",
+    args: () => ({ tokens: 1, seed: 0 }),
+    adopt() {
       if (status.dataset.state === "idle") status.textContent = "Python is ready: press Run for a live run.";
-    }, ctx.report);
+    },
+    paint: () => {},
   });
 
-  let current = null;
-  const setRunning = (running) => {
-    run.disabled = running;
-    stop.disabled = !running;
-    ctx.el.dataset.running = String(running);
-  };
-
-  async function start() {
-    const task = ctx.task();
-    current = task;
-    setRunning(true);
+  async function run(signal) {
     const v = ctx.values();
     const total = Math.max(25, Math.round(v.tokens));
     const args = { seed: Math.max(0, Math.round(v.seed)), gamma: v.gamma, tau: v.tau, cost: v.cost, temperature: v.temperature, top_k: Math.max(0, Math.round(v.top_k)), top_p: v.top_p };
     let state = null;
     let done = 0;
+    // Every chunk is shown as it comes (adopt, not paint): a run keeps the settings it started with.
+    const adopt = (result, asked) => {
+      state = result.state;
+      done += asked.tokens;
+      progress.value = done;
+      ctx.render(ctx.charts.figure, result.figure);
+      ctx.setMetrics(result.metrics);
+      said(result, "Latest text under fixed γ");
+      status.textContent = `${done} / ${total} tokens per policy`;
+    };
+    start.disabled = true;
+    stop.disabled = false;
+    ctx.el.dataset.running = "true";
     progress.max = total;
     progress.value = 0;
-    status.dataset.state = "running";
-    status.textContent = `0 / ${total} tokens per policy`;
+    say("running", `0 / ${total} tokens per policy`);
     try {
-      while (done < total && !task.signal.aborted) {
-        const size = Math.min(CHUNK, total - done);
-        const result = await ctx.call("tuning.policies", { ...args, tokens: size, total, state }, { signal: task.signal });
-        state = result.state;
-        done += size;
-        progress.value = done;
-        ctx.render(ctx.charts.figure, result.figure);
-        ctx.setMetrics(result.metrics);
-        said(result, "Latest text under fixed γ");
-        status.textContent = `${done} / ${total} tokens per policy`;
+      while (done < total && !signal.aborted) {
+        const chunk = () => ({ ...args, tokens: Math.min(CHUNK, total - done), total, state });
+        await ctx.request({ handler: "tuning.policies", args: chunk, adopt, paint: () => {} });
       }
-      status.dataset.state = done >= total ? "done" : "stopped";
-      status.textContent = done >= total ? `Done: ${total} tokens per policy (seed ${args.seed}).` : `Stopped at ${done} / ${total} tokens per policy.`;
-    } catch (err) {
-      status.dataset.state = "stopped";
-      status.textContent = `Stopped at ${done} / ${total} tokens per policy.`;
-      if (err?.name !== "AbortError") throw err;
     } finally {
-      if (current === task) current = null;
-      setRunning(false);
+      start.disabled = false;
+      stop.disabled = true;
+      ctx.el.dataset.running = "false";
+      if (done >= total) say("done", `Done: ${total} tokens per policy (seed ${args.seed}).`);
+      else say("stopped", `Stopped at ${done} / ${total} tokens per policy.`);
     }
   }
 
