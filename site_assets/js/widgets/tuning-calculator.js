@@ -1,18 +1,10 @@
-// Widget "tuning-calculator": the γ calculator of the Tuning page. The reader gives an agreement rate α (or the
-// figure a server reports: vLLM's draft acceptance rate, or the mean acceptance length), γ, the draft cost c and
-// the draft's operations ratio ĉ; Python (theory.py) returns the expected tokens per pass, the speedup of Thm 3.8,
-// the optimal γ, the operations factor of Thm 3.11 and the break-even α, with two charts. URL state: alpha, gamma,
-// cost (clamped, with a notice).
+// Widget "tuning-calculator": the γ calculator. From α (or a figure a server reports: vLLM's draft acceptance rate, or
+// the mean acceptance length), γ, the draft cost c and the operations ratio ĉ, Python (theory.py) returns tokens per
+// pass, the speedup of Thm 3.8, the optimal γ, the operations factor of Thm 3.11 and the break-even α.
 
 import { define } from "../ui/widget.js";
 import { announce, fixed, times } from "../ui/controls.js";
-import { writeQuery } from "../ui/url.js";
-
-const SPEC = {
-  alpha: { min: 0, max: 1, step: 0.01, value: 0.8 },
-  gamma: { min: 1, max: 16, step: 1, value: 4 },
-  cost: { min: 0, max: 1, step: 0.01, value: 0.05 },
-};
+import { PARAMS, writeQuery } from "../ui/url.js";
 
 const SOURCES = [
   ["alpha", "Agreement rate α (per token)"],
@@ -21,15 +13,15 @@ const SOURCES = [
 ];
 
 export default define(import.meta.url, (settings) => {
-  const a = { ...Object.fromEntries(Object.entries(SPEC).map(([k, s]) => [k, s.value])), ...settings.args };
+  const a = { alpha: PARAMS.alpha.value, gamma: PARAMS.gamma.value, cost: PARAMS.cost.value, ...settings.args };
   return {
     controls: [
       { key: "source", label: "I know my…", kind: "select", options: SOURCES, value: "alpha" },
-      { key: "alpha", label: "Agreement rate α", ...SPEC.alpha, value: a.alpha, format: fixed(2), url: true },
+      { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: a.alpha, format: fixed(2), url: true },
       { key: "rate", label: "Draft acceptance rate (accepted / drafted)", min: 0, max: 1, step: 0.01, value: 0.59, format: fixed(2), hidden: true },
       { key: "length", label: "Mean acceptance length", kind: "number", min: 1, max: 17, step: 0.01, value: 3.36, hidden: true },
-      { key: "gamma", label: "Speculation length γ", ...SPEC.gamma, value: a.gamma, url: true },
-      { key: "cost", label: "Draft cost c", ...SPEC.cost, value: a.cost, format: fixed(2), url: true },
+      { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, max: 16, value: a.gamma, url: true },
+      { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: a.cost, format: fixed(2), url: true },
       { key: "op_cost", label: "Draft operations ĉ", min: 0, max: 1, step: 0.01, value: a.cost, format: fixed(2) },
     ],
     // The rate or the length goes to Python only when it is the figure the reader gives.
