@@ -1,10 +1,6 @@
-// Widget "draft": Step 1 of a round on real text. Two kinds, chosen by the settings' "kind":
-//
-// - "ngram" (default): the bigram draft model of Pride and Prejudice proposes γ words after the reader's prompt,
-//   one at a time. Each drafted word shows q(x), the draft's top candidates at that position, and (as a preview
-//   of Verify) what the trigram target thinks of it, p(x). Handler draft.ngram; settings "prompts": the presets.
-//
-// - "risk": why longer drafts are riskier: α^γ against the speedup of Thm 3.8 as γ grows. Handler draft.risk.
+// Widget "draft": Step 1 of a round. Kind "ngram" (default, handler draft.ngram): the bigram draft of Pride and
+// Prejudice proposes γ words after the reader's prompt, each with q(x), the draft's top candidates and, as a preview
+// of Verify, the trigram target's p(x). Kind "risk" (draft.risk): α^γ against the speedup of Thm 3.8 as γ grows.
 
 import { define } from "../ui/widget.js";
 import { el, fixed, times } from "../ui/controls.js";

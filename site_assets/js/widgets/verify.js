@@ -1,12 +1,6 @@
-// Widget "verify": Step 2 of a round. Two kinds, chosen by the settings' "kind":
-//
-// - "round" (default): one real round of the n-gram pair. The draft proposes γ words (the same words as the Draft
-//   page for the same prompt and seed), ONE target pass scores all γ + 1 prefixes, and steps.speculative_round
-//   checks each word left to right: accepted when its uniform u falls below min(1, p/q). The chart places each u
-//   against its threshold; a table lists the numbers. Handler verify.ngram.
-//
-// - "rates": what a serving log reports, the draft acceptance rate (accepted / drafted), against the per-token
-//   acceptance rate α and α^γ. Handler verify.rates.
+// Widget "verify": Step 2 of a round. Kind "round" (default, handler verify.ngram): γ drafted words (the Draft page's,
+// for the same prompt and seed), ONE target pass scoring all γ + 1 prefixes, each word accepted when its uniform u
+// falls below min(1, p/q). Kind "rates" (verify.rates): a serving log's accepted ÷ drafted against α.
 
 import { define } from "../ui/widget.js";
 import { el, fixed, scroller } from "../ui/controls.js";
@@ -14,8 +8,6 @@ import { prob, roundWidget } from "./ngram-prompt.js";
 import { relation } from "./relation.js";
 
 const VERDICT = { accepted: "accepted", rejected: "rejected", discarded: "discarded (never checked)" };
-
-const quoted = (word) => `“${word}”`;
 
 function tokenStream(result) {
   const out = el("span", "sd-dv-drafts");
@@ -39,7 +31,7 @@ function table(result) {
     const pos = result.positions[i];
     const cells = pos
       ? [`${i + 1}: ${pos.word}`, prob(pos.q), prob(pos.p), prob(pos.threshold), pos.u === null ? "—" : pos.u.toFixed(3), VERDICT[pos.outcome]]
-      : [`${i + 1}: (bonus row)`, "", "", "", "", result.final.kind === "bonus" ? `bonus ${quoted(result.final.word)}` : "not needed"];
+      : [`${i + 1}: (bonus row)`, "", "", "", "", result.final.kind === "bonus" ? `bonus “${result.final.word}”` : "not needed"];
     cells.push(row.top.map((w) => `${w.word} ${prob(w.p)}`).join(" · "));
     const tr = el("tr", "", ...cells.map((text) => el("td", "", text)));
     if (pos) tr.dataset.outcome = pos.outcome;
@@ -67,8 +59,6 @@ const round = (settings) =>
     details: table,
   });
 
-const three = fixed(3);
-
 const rates = (settings) => ({
   controls: [
     { key: "alpha", label: "Per-token acceptance rate α", min: 0, max: 1, step: 0.01, value: settings.args?.alpha ?? 0.8, format: fixed(2) },
@@ -76,9 +66,9 @@ const rates = (settings) => ({
   ],
   metrics: [
     { name: "alpha", label: "Per-token acceptance rate α", format: fixed(2) },
-    { name: "accept-rate", label: "Draft acceptance rate: accepted ÷ drafted", format: three },
-    { name: "all-accepted-prob", label: "P(all γ accepted) = α^γ", format: three },
-    { name: "tokens-per-pass", label: "Tokens per target pass", format: three },
+    { name: "accept-rate", label: "Draft acceptance rate: accepted ÷ drafted", format: fixed(3) },
+    { name: "all-accepted-prob", label: "P(all γ accepted) = α^γ", format: fixed(3) },
+    { name: "tokens-per-pass", label: "Tokens per target pass", format: fixed(3) },
   ],
   chart:
     "Three curves against the per-token acceptance rate α: α itself, the draft acceptance rate accepted over drafted at the chosen γ, and the chance that all γ drafts are accepted, α to the power γ; dots mark the chosen α",
