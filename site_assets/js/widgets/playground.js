@@ -1,12 +1,6 @@
-// Widget "playground": speculative decoding on the 24-word quality pair, played round by round in the worker.
-// Settings beyond handler and args: "runRounds", and "experiments" [{title, predict, look, set, reset}].
-//
-// All the numbers come from specdec_core.web "playground.run". Python keeps nothing between calls: each answer
-// carries the run's state, which this widget sends back with the next call (so a Retry after a dead worker goes
-// on from where the page was), and the last rounds' tokens, which it keeps for the token stream. Every answer is
-// adopted (the binding's `adopt`, in call order), so a slider refresh can never overtake a Step and undo it;
-// only answers for the controls' current state are painted. Run advances the same run by chunks sized to take
-// about 30 ms each, painting between them, until 2,000 more rounds are played or Stop.
+// Widget "playground": speculative decoding on the 24-word quality pair, round by round. Python keeps nothing between
+// calls: each answer carries the run's state, sent back with the next call, and every answer is adopted in call order,
+// so a slider refresh can never overtake a Step and undo it. Settings: "runRounds", "experiments".
 
 import { define } from "../ui/widget.js";
 import { announce, el, output as metricOutput } from "../ui/controls.js";
@@ -50,9 +44,8 @@ const gammaText = (v) => ({ 1: "1 · cautious", 8: "8 · long drafts" })[v] ?? S
 
 const output = (name, className = "") => metricOutput(name, "—", className);
 
-// A metric tile: label, the measured value, and a line under it ("theory …").
+// A metric tile with a line under its value ("theory …"), inside the dd: a dl's groups may hold only dt and dd.
 function tile(label, main, ...below) {
-  // The line under the value sits inside the dd: a dl's groups may hold only dt and dd.
   return el("div", "sd-tile", el("dt", "", label), el("dd", "", main, el("span", "sd-tile__sub", ...below)));
 }
 const theoryTile = (label, name) => tile(label, output(name), "theory ", output(`${name}-theory`));
@@ -94,7 +87,6 @@ function view(ctx) {
 
   const explain = announce("sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
 
-  // --- metrics ---
   const sd = el("span", "sd-pg-sd");
   const metrics = el(
     "dl",
@@ -135,13 +127,11 @@ function view(ctx) {
     " turns one into the other.",
   );
 
-  // --- token stream ---
   const streamHead = el("p", "sd-note sd-pg-streamhead", "No rounds yet.");
   const stream = el("div", "sd-pg-stream");
   stream.setAttribute("role", "group");
   stream.setAttribute("aria-label", "Token stream of the last rounds");
 
-  // --- charts ---
   const windowChart = ctx.chart("Line chart: draft acceptance rate over the last 50 rounds, played and theory");
   const acceptedChart = ctx.chart("Bar chart: share of rounds by drafts accepted, played and theory");
   const distChart = ctx.chart("Bar chart: target distribution, emitted output and draft distribution per word");
@@ -156,7 +146,6 @@ function view(ctx) {
       "needs 100 tokens; p below 0.001 would say the output is not the target's.",
   );
 
-  // --- predict, then test ---
   const cards = (ctx.settings.experiments || []).map((exp) => {
     const go = ctx.button(exp.button || `Try: ${exp.title}`, () => experiment(exp));
     go.dataset.experiment = exp.id || "";
@@ -166,31 +155,14 @@ function view(ctx) {
   const experiments = el("section", "sd-pg-experiments", el("h3", "", "Predict, then test"), el("div", "sd-pg-cards", ...cards));
   experiments.setAttribute("aria-label", "Predict, then test");
 
-  root.append(
-    ctx.group("sd-controls sd-controls--values"),
-    buttons,
-    explain,
-    metrics,
-    recentHead,
-    recent,
-    rates,
-    theoryNote,
-    legend(),
-    streamHead,
-    stream,
-    chartRow,
-    distChart,
-    distCaption,
-    experiments,
-  );
+  root.append(ctx.group("sd-controls sd-controls--values"), buttons, explain, metrics, recentHead, recent, rates, theoryNote);
+  root.append(legend(), streamHead, stream, chartRow, distChart, distCaption, experiments);
 
-  // --- state ---
   let state = null; // the run, as the last answer returned it (null: a fresh run from the seed)
   let shownRounds = []; // the token stream's rounds, newest last
   let frame = null; // pending chart redraw (a timeout id)
   let rest = null; // pending redraw of the smaller charts once the controls rest (a timeout id)
-  let lastDraw = 0;
-  let lastPaint = -Infinity;
+  let lastDraw = -Infinity; // when the charts were last drawn
   let latest = null;
   const emittedWords = (tokens) => tokens.filter(([, k]) => k !== "rejected" && k !== "discarded").map(([w]) => w).join(" ");
 
@@ -198,25 +170,24 @@ function view(ctx) {
     state = null;
     shownRounds = [];
   };
-  // A new seed is a new run, from its first round.
+  // A new seed is a new run.
   ctx.on(ctx.controls.seed.input, "change", () => {
     fresh();
     explain.textContent = "Reset: a fresh run from the same seed.";
   });
 
-  // Charts are the costly part of a paint (Plotly lays out SVG text on the main thread), so while a Run streams
-  // they redraw at most every CHART_GAP ms, the worker computing the next chunk meanwhile; metrics and the
-  // token stream update on every chunk. Outside a Run a change redraws at once.
+  // Charts are the costly part of a paint (Plotly lays out SVG text on the main thread): while a Run streams they
+  // redraw at most every CHART_GAP ms, the worker computing the next chunk meanwhile, and the rest of a paint
+  // follows every chunk.
   function scheduleCharts() {
     if (!runner.running()) return paintCharts(); // a slider or Step: draw in this very task, no frame to wait for
     if (frame !== null) return;
     frame = setTimeout(() => requestAnimationFrame(paintCharts), Math.max(0, lastDraw + CHART_GAP - performance.now()));
   }
 
-  // A chart whose figure did not change is not redrawn (before a Run, the window chart is the same empty frame
-  // whatever the sliders say). The rest are spread over frames, the distributions first, so the page answers
-  // a slider within one chart's drawing time rather than four; while answers come in quick succession (a slider
-  // dragged or a key held), the smaller charts wait until the controls rest.
+  // An unchanged figure is not redrawn (before a Run, the window chart is the same whatever the sliders say). The
+  // others are spread over frames, the distributions first, so the page answers a slider within one chart's drawing
+  // time; while answers come in quick succession (a slider dragged), the smaller charts wait until the controls rest.
   const drawn = new Map(); // chart -> JSON of the figure it shows
   function draw(target, figure) {
     const key = JSON.stringify(figure);
@@ -231,8 +202,8 @@ function view(ctx) {
     if (!latest || ctx.signal.aborted) return;
     draw(distChart, latest.figures.distributions);
     const now = performance.now();
-    const quick = !runner.running() && now - lastPaint < REST_MS;
-    lastPaint = lastDraw = now;
+    const quick = !runner.running() && now - lastDraw < REST_MS;
+    lastDraw = now;
     clearTimeout(rest);
     if (quick) rest = setTimeout(() => requestAnimationFrame(paintRest), REST_MS);
     else requestAnimationFrame(paintRest);
