@@ -1,11 +1,6 @@
-// Widget "lab3d": the home page's 3D lab. Rounds along one axis, draft positions along another, and the verify
-// test as height: each checked proposal stands on a stem as tall as min(1, p/q) with its uniform u as a marker,
-// so "accepted" means "below the top of the stem". Corrections and bonuses float above, discarded drafts lie
-// on the floor. Python (handler home.run) runs the rounds and builds the figure; this file only wires it up.
-//
-// Controls: "Speculation length γ", "Agreement rate α", "Draft cost c", "Seed" (URL state gamma, alpha, cost, seed).
-// Buttons replay the run one half-step at a time (drafted, then checked): Run (Stop), Step, Reset. The chart,
-// the table, the summary and the cards always describe the same rounds: those checked so far.
+// Widget "lab3d": the home page's 3D lab (handler home.run). Rounds along x, draft positions along y, the verify test
+// as height: each checked proposal stands on a stem as tall as min(1, p/q) with its uniform u as a marker, so
+// "accepted" means "below the top of the stem". Run, Step and Reset replay the run one half-step at a time.
 
 import { define } from "../ui/widget.js";
 import { el, fixed, output, percent, times } from "../ui/controls.js";
@@ -68,16 +63,17 @@ function fit(figure, width) {
 
 export default define(import.meta.url, (settings) => ({
   controls: [
-    { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: settings.args.gamma, format: (v) => `${v}`, url: true },
-    { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: settings.args.alpha, format: (v) => v.toFixed(2), url: true },
-    { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: settings.args.cost, format: (v) => v.toFixed(2), url: true },
+    { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: settings.args.gamma, url: true },
+    { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: settings.args.alpha, format: fixed(2), url: true },
+    { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: settings.args.cost, format: fixed(2), url: true },
     { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: settings.args.seed, url: true },
   ],
+  metrics: CARDS.flatMap(({ name, format }) => [{ name, format }, { name: `${name}-theory`, format }]),
   view(ctx) {
     const rounds = ctx.settings.args.rounds; // rounds in the run, all drawn in the chart
-    // The scene, with the status line mirrored beside it (the one [data-sd-status] stays in the header).
+    // The header's status line mirrored beside the scene, hidden from screen readers: the header's already speaks.
     const status = el("span", "sd-state");
-    status.setAttribute("aria-hidden", "true"); // the header's status line already speaks to screen readers
+    status.setAttribute("aria-hidden", "true");
     const caption = el("p", "sd-note sd-lab3d__caption", status, el("span", "", "Drag to orbit · wheel to zoom · hover a token for its test"));
     ctx.onStatus((python) => {
       status.textContent = python.text;
@@ -89,7 +85,6 @@ export default define(import.meta.url, (settings) => ({
     );
     chart.classList.add("sd-lab3d__chart");
 
-    // Replay: Run (Stop), Step, Reset walk the same seeded run one half-step at a time (drafted, then checked).
     let frame = { shown: rounds, pending: false }; // what the chart shows: all rounds, or a replay's progress
     const run = ctx.runButton(play);
     const step = ctx.button("Step", () => advance());
@@ -138,13 +133,8 @@ export default define(import.meta.url, (settings) => ({
         summary.textContent = result.summary;
         paintTable(table, result.table);
         step.disabled = frame.shown >= rounds && !frame.pending;
-        const m = result.metrics;
-        for (const card of CARDS) {
-          // Before the first check there is nothing to count: the card says so instead of a number.
-          if (card.name in m) ctx.setMetric(card.name, m[card.name], card.format(m[card.name]));
-          else ctx.setMetric(card.name, "", "—");
-          ctx.setMetric(`${card.name}-theory`, m[`${card.name}-theory`], card.format(m[`${card.name}-theory`]));
-        }
+        // Before the first check there is nothing to count: a card says so instead of a number.
+        for (const { name } of CARDS) if (!(name in result.metrics)) ctx.setMetric(name, "", "—");
         footnote.textContent = result.footnote;
       },
     };
