@@ -1,7 +1,6 @@
-// Widget "correct-split": one position where a draft token may be rejected. The reader picks a starting pair
-// (presets) and morphs the draft q with three sliders; Python returns p, q, min(p, q) and the residual, plus the
-// stacked "proof" chart where accepted mass and correction mass add up to p(x). "Sample 10,000 rounds" runs the
-// real steps (steps.draft, then steps.speculative_round) in the worker and compares the emitted tokens with p.
+// Widget "correct-split": one position where a draft token may be rejected: p, q, min(p, q), the residual, and a
+// "proof" chart where accepted mass and correction mass add up to p(x). "Sample 10,000 rounds" runs the real steps
+// in the worker and compares the emitted tokens with p.
 
 import { define } from "../ui/widget.js";
 import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
@@ -53,7 +52,6 @@ function view(ctx) {
   const splitTiles = ctx.tiles(["beta", "reject-rate", "draft-tv", "identity-gap"]);
   const sampleTiles = ctx.tiles(["tv-distance", "tv-noise", "p-value", "correction-share", "exact"]);
 
-  // The Monte Carlo part: the real round, 10,000 times, in the reader's browser.
   const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => runSample(), "md-button--primary");
   const sampleRow = el("div", "sd-buttons", ctx.controls.seed.root, sampleButton);
   const sampleChart = ctx.chart("Bar chart of the emitted-token frequencies of the sampled rounds against the target p, with two-standard-error bars");

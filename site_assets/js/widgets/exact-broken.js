@@ -1,7 +1,9 @@
-// Widget "exact-broken": the real round against deliberately broken ones. The reader picks an implementation;
-// Python returns its exact output distribution (in fractions, then as floats) and, on "Sample 10,000 rounds", a
-// seeded sample with its TV and chi-square p-value. The broken variants live in specdec_core/web/exactness.py as
-// teaching-only functions; "exact" and "zero-draft" run the real steps.
+// Widget "exact-broken": the real round against deliberately broken ones (teaching-only functions in
+// specdec_core/web/exactness.py): each one's exact output law and, on "Sample 10,000 rounds", a seeded sample's test.
+
+import { define } from "../ui/widget.js";
+import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
+import { PARAMS } from "../ui/url.js";
 
 const SAMPLES = 10_000;
 const NAMES = {
@@ -15,10 +17,6 @@ const NAMES = {
   "zero-draft": "Draft probability 0, honest draft",
   "zero-naive": "Draft probability 0, naive p/0",
 };
-
-import { define } from "../ui/widget.js";
-import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
 
 const SAMPLED = ["tv-distance", "tv-noise", "p-value", "exact"];
 

@@ -1,7 +1,6 @@
-// Widget "exact-check": exactness in exact arithmetic. The reader types small integer weights for p and q over three
-// tokens and picks γ; Python (theory.exact_output_distribution, exact_prefix_distribution, target_prefix_distribution,
-// all with fractions.Fraction) returns the tables and the check of the first γ + 1 tokens, and every ✓ is a
-// comparison Python made, not a label.
+// Widget "exact-check": exactness in exact arithmetic. From small integer weights for p and q over three tokens and γ,
+// Python (theory.py, with fractions.Fraction) returns the tables and the check of the first γ + 1 tokens: every ✓
+// is a comparison Python made, not a label.
 
 import { define } from "../ui/widget.js";
 import { announce, el, scroller } from "../ui/controls.js";
