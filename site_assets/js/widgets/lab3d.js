@@ -20,15 +20,13 @@ const wait = (ms, signal) =>
     signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
   });
 
-const cards = () =>
-  el(
-    "div",
-    "sd-tiles sd-tiles--large",
-    ...CARDS.map(({ name, label, note }) => {
-      const theory = el("span", "sd-tile__sub", "theory ", output(`${name}-theory`));
-      return el("div", "sd-tile", el("span", "sd-tile__label", label), output(name, "…", "sd-tile__value"), theory, el("span", "sd-tile__sub", note));
-    }),
-  );
+function cards() {
+  const card = ({ name, label, note }) => {
+    const theory = el("span", "sd-tile__sub", "theory ", output(`${name}-theory`));
+    return el("div", "sd-tile", el("span", "sd-tile__label", label), output(name, "…", "sd-tile__value"), theory, el("span", "sd-tile__sub", note));
+  };
+  return el("div", "sd-tiles sd-tiles--large", ...CARDS.map(card));
+}
 
 const th = (text, scope) => Object.assign(el("th", "", text), { scope });
 
