@@ -44,9 +44,9 @@ export default define(import.meta.url, (settings) => {
 });
 
 function view(ctx) {
-  // Two buttons, not runButton's one: Stop stays on screen, disabled while nothing runs.
+  // Two buttons rather than the runner's one toggle: Stop stays on screen, disabled while nothing runs.
   const runner = ctx.runButton(run);
-  const start = ctx.button("Run", () => runner.run(), "md-button--primary");
+  const runButton = ctx.button("Run", () => runner.run(), "md-button--primary");
   const stop = ctx.button("Stop", () => runner.stop());
   stop.disabled = true;
   const progress = Object.assign(el("progress"), { max: 1, value: 0 });
@@ -54,7 +54,7 @@ function view(ctx) {
   const status = el("output", "sd-tuning-progress");
   status.setAttribute("aria-live", "polite");
   status.dataset.state = "idle";
-  const bar = el("div", "sd-buttons", start, stop, progress, status);
+  const bar = el("div", "sd-buttons", runButton, stop, progress, status);
 
   // The table holds every number the chart shows, as [data-metric] cells (metric names: POLICY-MEASURE).
   const table = el("table", "sd-table sd-table--numeric");
@@ -107,7 +107,7 @@ function view(ctx) {
       said(result, "Latest text under fixed γ");
       status.textContent = `${done} / ${total} tokens per policy`;
     };
-    start.disabled = true;
+    runButton.disabled = true;
     stop.disabled = false;
     ctx.el.dataset.running = "true";
     progress.max = total;
@@ -119,7 +119,7 @@ function view(ctx) {
         await ctx.request({ handler: "tuning.policies", args: chunk, adopt, paint: () => {} });
       }
     } finally {
-      start.disabled = false;
+      runButton.disabled = false;
       stop.disabled = true;
       ctx.el.dataset.running = "false";
       if (done >= total) say("done", `Done: ${total} tokens per policy (seed ${args.seed}).`);
