@@ -20,20 +20,15 @@ const weights = (v, side) => TOKENS.map((_, i) => v[`${side}${i}`]);
 
 // A table of exact fractions: the first cell of a row heads it, the last is Python's verdict on it.
 function table(caption, headings) {
-  const t = el("table", "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions");
   const body = el("tbody");
   const head = el("tr", "", ...headings.map((h) => Object.assign(el("th", "", h), { scope: "col" })));
-  t.append(el("caption", "", caption), el("thead", "", head), body);
-  const wrap = scroller(caption, t);
-  const fill = (rows) =>
-    body.replaceChildren(
-      ...rows.map(([first, ...cells]) => {
-        const equal = cells.pop();
-        const check = el("td", `sd-cbe-check sd-cbe-check--${equal ? "ok" : "bad"}`, equal ? "✓ equal" : "✗ differs");
-        return el("tr", "", Object.assign(el("th", "", first), { scope: "row" }), ...cells.map((c) => el("td", "", c)), check);
-      }),
-    );
-  return { wrap, fill };
+  const t = el("table", "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions", el("caption", "", caption), el("thead", "", head), body);
+  const row = ([first, ...cells]) => {
+    const equal = cells.pop();
+    const check = el("td", `sd-cbe-check sd-cbe-check--${equal ? "ok" : "bad"}`, equal ? "✓ equal" : "✗ differs");
+    return el("tr", "", Object.assign(el("th", "", first), { scope: "row" }), ...cells.map((c) => el("td", "", c)), check);
+  };
+  return { wrap: scroller(caption, t), fill: (rows) => body.replaceChildren(...rows.map(row)) };
 }
 
 export default define(import.meta.url, (settings) => {
