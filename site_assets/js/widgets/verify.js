@@ -26,18 +26,17 @@ function table(result) {
     "<caption>One target pass gives γ + 1 rows: row i scores draft i; the last row is the bonus distribution</caption>" +
     "<thead><tr><th scope=col>row: draft x</th><th scope=col>q(x)</th><th scope=col>p(x)</th>" +
     "<th scope=col>min(1, p/q)</th><th scope=col>u</th><th scope=col>verdict</th><th scope=col>target's top words in this row</th></tr></thead>";
-  const body = el("tbody");
-  result.rows.forEach((row, i) => {
+  const row = (targetRow, i) => {
     const pos = result.positions[i];
     const cells = pos
       ? [`${i + 1}: ${pos.word}`, prob(pos.q), prob(pos.p), prob(pos.threshold), pos.u === null ? "—" : pos.u.toFixed(3), VERDICT[pos.outcome]]
       : [`${i + 1}: (bonus row)`, "", "", "", "", result.final.kind === "bonus" ? `bonus “${result.final.word}”` : "not needed"];
-    cells.push(row.top.map((w) => `${w.word} ${prob(w.p)}`).join(" · "));
+    cells.push(targetRow.top.map((w) => `${w.word} ${prob(w.p)}`).join(" · "));
     const tr = el("tr", "", ...cells.map((text) => el("td", "", text)));
     if (pos) tr.dataset.outcome = pos.outcome;
-    body.append(tr);
-  });
-  t.append(body);
+    return tr;
+  };
+  t.append(el("tbody", "", ...result.rows.map(row)));
   return scroller("Verification table, one row per target row", t, "sd-dv-table");
 }
 
