@@ -1,6 +1,6 @@
-// Widget "playground": speculative decoding on the 24-word quality pair, round by round. Python keeps nothing between
-// calls: each answer carries the run's state, sent back with the next call, and every answer is adopted in call order,
-// so a slider refresh can never overtake a Step and undo it. Settings: "runRounds", "experiments".
+// Widget "playground": speculative decoding on the 24-word quality pair, round by round. Python keeps nothing: each
+// answer carries the run's state, sent back with the next call (after a Retry, the run goes on from there), and every
+// answer is adopted in call order, so a slider refresh can never overtake a Step and undo it.
 
 import { define } from "../ui/widget.js";
 import { announce, el, output as metricOutput } from "../ui/controls.js";
