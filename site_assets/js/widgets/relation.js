@@ -1,6 +1,5 @@
-// Not a widget: the note a widget shows when it reports two of the vocabulary's quantities (β, α, the draft
-// acceptance rate, tokens per target pass), saying how they relate and linking to the Tuning calculator, which
-// converts one into another.
+// Not a widget: the note of a widget that reports two of β, α, the draft acceptance rate and tokens per target
+// pass, saying how they relate, with a link to the Tuning calculator, which converts one into another.
 
 import { el } from "../ui/controls.js";
 
