@@ -56,7 +56,7 @@ function loadModule(name) {
 
 // A failed worker, or Plotly failing to load, gets one banner for the page; anything else the widget's own.
 function report(el, err) {
-  if (err?.name === "AbortError") return;
+  if (err?.name === "AbortError" || (err?.shown && !err.fatal)) return; // a Run's failure comes here twice
   const error = err instanceof SDError ? err : Object.assign(new SDError({ title: "This widget failed", traceback_last_line: String(err?.message || err) }), { traceback: err?.stack });
   if (err instanceof Error && err !== error) {
     console.error(`[lab] widget ${el.dataset.widget}:`, err);
@@ -138,7 +138,10 @@ function bind(el, definition, entry) {
         stale(asked);
         return resolve(null);
       }
-      const result = await ctx.call(action?.handler || def.handler || settings.handler, args);
+      const result = await python.call(action?.handler || def.handler || settings.handler, args);
+      if (signal.aborted) throw new DOMException("the widget was unmounted", "AbortError");
+      el.dataset.sdLive = "true";
+      el.querySelector(":scope > .sd-error")?.remove();
       (action?.adopt || view.adopt)?.(result, args);
       if (asked !== version) return resolve(null); // a newer request paints the controls' result
       await (action?.paint || view.paint)(result, args);
@@ -168,7 +171,6 @@ function bind(el, definition, entry) {
     on: (target, type, fn, options = {}) => target.addEventListener(type, fn, { ...options, signal }),
     onStatus: (fn) => signal.addEventListener("abort", onStatus(fn), { once: true }),
     markLive: () => (el.dataset.sdLive = "true"),
-    report: (err) => report(el, err),
     // Changes controls as if the reader had: the state moves on, the URL follows, a new result is asked for.
     set(patch, { quiet = false } = {}) {
       for (const [key, value] of Object.entries(patch)) controls[key].value = value;
@@ -193,32 +195,20 @@ function bind(el, definition, entry) {
     setMetrics(metrics) {
       for (const [name, value] of Object.entries(metrics)) setMetric(el, name, value, formats[name]?.(value, metrics) ?? formatNumber(value));
     },
-    async call(name, args, options = {}) {
-      const result = await python.call(name, args);
-      if (signal.aborted || options.signal?.aborted) throw new DOMException("the widget was unmounted or stopped", "AbortError");
-      el.dataset.sdLive = "true";
-      el.querySelector(":scope > .sd-error")?.remove();
-      return result;
-    },
-    task() {
-      const controller = new AbortController();
-      signal.addEventListener("abort", () => controller.abort(), { once: true, signal: controller.signal });
-      return { signal: controller.signal, stop: () => controller.abort() };
-    },
-    // Run reads Stop while loop(signal, ...args) runs (data-sd-running on the widget). stop() resolves once the
-    // loop has ended; a failure the widget showed is not thrown again.
-    runButton(loop, className = "") {
+    // Runs loop(signal, ...args) until it ends or stop(); the widget reads data-sd-running meanwhile and
+    // onChange(running) hears both edges. stop() resolves once the loop has ended; a failure the widget showed is
+    // not thrown again.
+    runner(loop, onChange = () => {}) {
       let task = null; // the running loop's AbortController
       let running = Promise.resolve();
-      const button = ctx.button("Run", () => (task ? task.abort() : run()), className);
       const run = (...args) => {
         task = new AbortController();
-        button.textContent = "Stop";
         el.dataset.sdRunning = "true";
+        onChange(true);
         running = loop(AbortSignal.any([signal, task.signal]), ...args).finally(() => {
           task = null;
-          button.textContent = "Run";
           delete el.dataset.sdRunning;
+          onChange(false);
         });
         return running;
       };
@@ -228,7 +218,13 @@ function bind(el, definition, entry) {
           if (!err?.shown && err?.name !== "AbortError") throw err;
         });
       };
-      return { button, run, stop, running: () => task !== null };
+      return { run, stop, running: () => task !== null };
+    },
+    // A runner behind one button that reads Run, or Stop while it runs.
+    runButton(loop, className = "") {
+      const button = ctx.button("Run", () => (runner.running() ? runner.stop() : runner.run()), className);
+      const runner = ctx.runner(loop, (on) => (button.textContent = on ? "Stop" : "Run"));
+      return { ...runner, button };
     },
     button(label, onClick, className = "") {
       const b = button(label, className);

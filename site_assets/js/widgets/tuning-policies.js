@@ -44,8 +44,11 @@ export default define(import.meta.url, (settings) => {
 });
 
 function view(ctx) {
-  // Two buttons rather than the runner's one toggle: Stop stays on screen, disabled while nothing runs.
-  const runner = ctx.runButton(run);
+  // Two buttons rather than runButton's one toggle: Stop stays on screen, disabled while nothing runs.
+  const runner = ctx.runner(run, (running) => {
+    runButton.disabled = running;
+    stop.disabled = !running;
+  });
   const runButton = ctx.button("Run", () => runner.run(), "md-button--primary");
   const stop = ctx.button("Stop", () => runner.stop());
   stop.disabled = true;
@@ -107,9 +110,6 @@ function view(ctx) {
       said(result, "Latest text under fixed γ");
       status.textContent = `${done} / ${total} tokens per policy`;
     };
-    runButton.disabled = true;
-    stop.disabled = false;
-    ctx.el.dataset.running = "true";
     progress.max = total;
     progress.value = 0;
     say("running", `0 / ${total} tokens per policy`);
@@ -119,9 +119,6 @@ function view(ctx) {
         await ctx.request({ handler: "tuning.policies", args: chunk, adopt, paint: () => {} });
       }
     } finally {
-      runButton.disabled = false;
-      stop.disabled = true;
-      ctx.el.dataset.running = "false";
       if (done >= total) say("done", `Done: ${total} tokens per policy (seed ${args.seed}).`);
       else say("stopped", `Stopped at ${done} / ${total} tokens per policy.`);
     }
