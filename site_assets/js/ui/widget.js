@@ -171,6 +171,11 @@ function bind(el, definition, entry) {
     on: (target, type, fn, options = {}) => target.addEventListener(type, fn, { ...options, signal }),
     onStatus: (fn) => signal.addEventListener("abort", onStatus(fn), { once: true }),
     markLive: () => (el.dataset.sdLive = "true"),
+    // A result that came from elsewhere (the Playground's, for its takeaway) is painted and counted like its own.
+    paint(result, args) {
+      guard(view.paint)(result, args);
+      painted(version);
+    },
     // Changes controls as if the reader had: the state moves on, the URL follows, a new result is asked for.
     set(patch, { quiet = false } = {}) {
       for (const [key, value] of Object.entries(patch)) controls[key].value = value;

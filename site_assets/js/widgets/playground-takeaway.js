@@ -1,6 +1,6 @@
 // Widget "playground-takeaway": expected tokens per pass against alpha for gamma = 1..8, with the Playground's
-// current setting marked. It paints its build-time figure, then follows the playground widget's results
-// (playground.js, followPlayground), so the two stay in step without a second call to Python.
+// current setting marked. It has no result of its own, built or called: it paints each one the playground widget
+// publishes (followPlayground), from that widget's first paint on, so the page carries that result once.
 
 import { define } from "../ui/widget.js";
 import { el } from "../ui/controls.js";
@@ -24,7 +24,7 @@ export default define(import.meta.url, {
     };
     // A result from a live call makes this widget live too (the tests' data-sd-live).
     followPlayground(({ figure, settings, live }) => {
-      paint({ figures: { takeaway: figure }, settings });
+      ctx.paint({ figures: { takeaway: figure }, settings });
       if (live) ctx.markLive();
     }, ctx.signal);
     return { paint };
