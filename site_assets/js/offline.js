@@ -3,11 +3,15 @@
 //
 // Registration waits until Python is ready and Plotly has redrawn the charts: installing the worker fetches the
 // whole runtime (about 20 MB unpacked), and doing that while the page still downloads the same files would fetch
-// them twice and slow the boot. The worker then serves every later visit from its cache. When the cache holds
+// them twice and slow the boot. It then waits until the reader has left the page alone for QUIET_MS (or hidden
+// it): on a 2-core machine the install slowed the Python worker's first answers to a slider from about 8 ms to
+// 13-55 ms (benchmarks/bench_browser.py's calls right after ready, service worker allowed vs blocked). The worker
+// then serves every later visit from its cache. When the cache holds
 // everything this page used, <html data-sd-offline="ready"> says so (tests and benchmarks wait on it); if service
 // workers are unavailable (an insecure origin, some private modes), the page works as before, online only.
 
 const root = document.documentElement;
+const QUIET_MS = 2000;
 
 function chartsDone() {
   // lab.js sets <html data-sd-charts="plotly"> once Plotly has taken over; that happens only after Python is ready.
@@ -19,6 +23,26 @@ function chartsDone() {
       resolve();
     });
     watch.observe(root, { attributes: true, attributeFilter: ["data-sd-charts"] });
+  });
+}
+
+// Resolves once no pointer, key, wheel or input event has come for QUIET_MS, or the page is hidden.
+function readerQuiet() {
+  return new Promise((resolve) => {
+    const events = ["pointerdown", "keydown", "wheel", "input", "visibilitychange"];
+    let timer = null;
+    const done = () => {
+      clearTimeout(timer);
+      for (const type of events) removeEventListener(type, again, true);
+      resolve();
+    };
+    const again = () => {
+      clearTimeout(timer);
+      if (document.visibilityState === "hidden") done();
+      else timer = setTimeout(done, QUIET_MS);
+    };
+    for (const type of events) addEventListener(type, again, { capture: true, passive: true });
+    again();
   });
 }
 
@@ -40,6 +64,7 @@ function ask(worker, message) {
 async function register() {
   await window.SDLab.ready();
   await chartsDone();
+  await readerQuiet();
   const registration = await navigator.serviceWorker.register(new URL("sw.js", window.SDLab.site), {
     scope: window.SDLab.site,
   });
