@@ -4,11 +4,12 @@
 // Registration waits until Python is ready and Plotly has redrawn the charts: installing the worker fetches the
 // whole runtime (about 20 MB unpacked), and doing that while the page still downloads the same files would fetch
 // them twice and slow the boot. It then waits until the reader has left the page alone for QUIET_MS (or hidden
-// it): on a 2-core machine the install slowed the Python worker's first answers to a slider from about 8 ms to
-// 13-55 ms (benchmarks/bench_browser.py's calls right after ready, service worker allowed vs blocked). The worker
-// then serves every later visit from its cache. When the cache holds
-// everything this page used, <html data-sd-offline="ready"> says so (tests and benchmarks wait on it); if service
-// workers are unavailable (an insecure origin, some private modes), the page works as before, online only.
+// it): on a 2-core machine the install slowed the Python worker's first answers to the page (calls timed right
+// after the page went live) from about 8 ms with service workers blocked to 13-55 ms, and with them the first
+// slider changes (bench_browser.py, section b). The worker then serves every later visit from its cache. When the
+// cache holds everything this page used, <html data-sd-offline="ready"> says so (tests and benchmarks wait on it);
+// if service workers are unavailable (an insecure origin, some private modes), the page works as before, online
+// only.
 
 const root = document.documentElement;
 const QUIET_MS = 2000;
