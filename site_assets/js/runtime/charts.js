@@ -14,7 +14,11 @@ import { sketch } from "./sketch.js";
 const SITE = new URL("../../", import.meta.url);
 const BUNDLES = { cartesian: "vendor/plotly-cartesian.min.js", gl3d: "vendor/plotly-gl3d.min.js" };
 const GL3D = new Set(["scatter3d", "mesh3d", "surface", "isosurface", "volume", "cone", "streamtube"]);
-const PLOT_CONFIG = { responsive: true, displaylogo: false, displayModeBar: "hover" };
+// plotly.js 4.1.1 draws a 3D scene at plotGlPixelRatio (default 2) whatever the screen: on a screen of ratio 1 that
+// is four times the pixels shown, and the software renderer a browser without a GPU uses spent ~25 ms a frame on
+// the home page's scene. Draw at the screen's ratio (1 to 2).
+const glRatio = () => Math.min(2, Math.max(1, window.devicePixelRatio || 1));
+const plotConfig = () => ({ responsive: true, displaylogo: false, displayModeBar: "hover", plotGlPixelRatio: glRatio() });
 
 const loads = new Map(); // bundle name -> Promise<Plotly>
 const loaded = new Map(); // bundle name -> Plotly, once its script has run
@@ -147,7 +151,7 @@ async function draw(target, Plotly, figure) {
   const { data, layout } = themed(figure);
   // A window resize makes Plotly (responsive) size the plot to the chart's height: give it the figure's.
   target.style.height = layout.height ? `${layout.height}px` : "";
-  await Plotly.react(target, data, layout, PLOT_CONFIG);
+  await Plotly.react(target, data, layout, plotConfig());
   if (!charts.has(target)) return;
   target.dataset.sdEngine = "plotly";
   target.dataset.sdRenders = String(Number(target.dataset.sdRenders || 0) + 1);
