@@ -81,6 +81,9 @@ def test_home_is_ready_with_the_hero_and_a_live_3d_lab(page: Any) -> None:
     # A WebGL scene with every token kind in the legend, and metrics equal to the native run's.
     chart = lab.locator(".sd-chart")
     expect(chart.locator("canvas").first).to_be_visible()
+    # Drawn at the screen's pixel ratio (1 here), not plotly.js's fixed 2, which is four times the pixels shown.
+    scale = chart.locator(".gl-container canvas").first.evaluate("(c) => c.width / c.getBoundingClientRect().width")
+    assert scale == pytest.approx(1, abs=0.01)
     for name, _, _ in home.KINDS.values():
         expect(chart.locator(".legendtext", has_text=name)).to_have_count(1)
     expected = native()
