@@ -1,10 +1,10 @@
 // Widget "playground-takeaway": expected tokens per pass against alpha for gamma = 1..8, with the Playground's
 // current setting marked. It has no result of its own, built or called: it paints each one the playground widget
-// publishes (followPlayground), from that widget's first paint on, so the page carries that result once.
+// publishes (takeaway), from that widget's first paint on, so the page carries that result once.
 
 import { define } from "../ui/widget.js";
 import { el } from "../ui/controls.js";
-import { followPlayground } from "./playground.js";
+import { takeaway } from "./playground.js";
 
 export default define(import.meta.url, {
   live: false, // no call of its own: the Playground's results come to it
@@ -23,10 +23,12 @@ export default define(import.meta.url, {
       if (s) note.textContent = `Marked: draft quality ${s.quality}, γ = ${s.gamma}. The star sits at the α this pair behaves like (the α whose formula gives its exact expected tokens per pass).`;
     };
     // A result from a live call makes this widget live too (the tests' data-sd-live).
-    followPlayground(({ figure, settings, live }) => {
+    const follow = ({ figure, settings, live }) => {
       ctx.paint({ figures: { takeaway: figure }, settings });
       if (live) ctx.markLive();
-    }, ctx.signal);
+    };
+    ctx.on(takeaway, "result", (event) => follow(event.detail));
+    if (takeaway.latest) follow(takeaway.latest);
     return { paint };
   },
 });

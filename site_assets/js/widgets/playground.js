@@ -22,20 +22,13 @@ for (const [names, format] of [
 }
 FORMATS["tokens-emitted"] = FORMATS.rounds = int;
 
-// The takeaway widget (playground-takeaway.js) follows the Playground's results: it gets the latest at once and
-// every later one, until its signal aborts.
-const followers = new Set();
-let lastTakeaway = null;
-
-export function followPlayground(follower, signal) {
-  followers.add(follower);
-  signal.addEventListener("abort", () => followers.delete(follower), { once: true });
-  if (lastTakeaway) follower(lastTakeaway);
-}
+// The takeaway widget (playground-takeaway.js) follows the Playground's results: `latest` (null until the first, and
+// once this page's Playground is gone) and a "result" event for each one.
+export const takeaway = Object.assign(new EventTarget(), { latest: null });
 
 function publish(detail) {
-  lastTakeaway = detail;
-  for (const follower of followers) follower(detail);
+  takeaway.latest = detail;
+  takeaway.dispatchEvent(new CustomEvent("result", { detail }));
 }
 
 const QUALITY = [[0.05, "random guesser"], [0.4, "weak"], [0.75, "fair"], [1, "good"]]; // [below or at, word]
@@ -83,7 +76,7 @@ function view(ctx) {
   const runRounds = ctx.settings.runRounds || 2000;
   const runner = ctx.runButton(run, "md-button--primary");
   const runNote = el("span", "sd-note", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
-  const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => step()), ctx.button("Reset", () => reset()), runNote);
+  const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => play(1)), ctx.button("Reset", () => play(0)), runNote);
 
   const explain = announce("sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
 
@@ -170,11 +163,11 @@ function view(ctx) {
     state = null;
     shownRounds = [];
   };
-  // A new seed is a new run.
-  ctx.on(ctx.controls.seed.input, "change", () => {
+  const restart = () => {
     fresh();
     explain.textContent = "Reset: a fresh run from the same seed.";
-  });
+  };
+  ctx.on(ctx.controls.seed.input, "change", restart); // a new seed is a new run
 
   // Charts are the costly part of a paint (Plotly lays out SVG text on the main thread): while a Run streams they
   // redraw at most every CHART_GAP ms, the worker computing the next chunk meanwhile, and the rest of a paint
@@ -276,16 +269,11 @@ function view(ctx) {
     }
   }
 
-  async function step() {
+  // Step plays one round, Reset none (a fresh run): a running Run stops first.
+  async function play(rounds) {
     await runner.stop();
-    await ctx.request({ extra: { rounds: 1 } });
-  }
-
-  async function reset() {
-    await runner.stop();
-    fresh();
-    explain.textContent = "Reset: a fresh run from the same seed.";
-    await ctx.request({ extra: { rounds: 0 } });
+    if (!rounds) restart();
+    await ctx.request({ extra: { rounds } });
   }
 
   async function experiment(exp) {
@@ -306,7 +294,7 @@ function view(ctx) {
     cleanup() {
       clearTimeout(frame);
       clearTimeout(rest);
-      lastTakeaway = null; // it belonged to this page's Playground
+      takeaway.latest = null; // it belonged to this page's Playground
     },
   };
 }
