@@ -3,7 +3,7 @@
 // would), so progress shows and Stop ends it between chunks.
 
 import { define } from "../ui/widget.js";
-import { el, output, scroller } from "../ui/controls.js";
+import { el, fixed, output, scroller } from "../ui/controls.js";
 import { PARAMS } from "../ui/url.js";
 
 const CHUNK = 25; // tokens per policy per call: short enough that Stop answers quickly
@@ -25,18 +25,18 @@ export default define(import.meta.url, (settings) => {
   return {
     live: false, // nothing to compute until Run: the build-time run is on screen
     controls: [
-      { key: "temperature", label: "Temperature", min: 0.1, max: 2, step: 0.1, value: 1, format: (v) => v.toFixed(1) },
+      { key: "temperature", label: "Temperature", min: 0.1, max: 2, step: 0.1, value: 1, format: fixed(1) },
       { key: "top_k", label: "Top-k (0 = off)", kind: "number", min: 0, max: 1000, step: 1, value: 0 },
-      { key: "top_p", label: "Top-p", min: 0.05, max: 1, step: 0.05, value: 1, format: (v) => v.toFixed(2) },
+      { key: "top_p", label: "Top-p", min: 0.05, max: 1, step: 0.05, value: 1, format: fixed(2) },
       { key: "gamma", label: "Speculation length γ (fixed; dynamic starts here)", min: 1, max: 8, step: 1, value: base.gamma ?? 4 },
-      { key: "tau", label: "Confidence threshold τ", min: 0, max: 1, step: 0.05, value: base.tau ?? 0.5, format: (v) => v.toFixed(2) },
-      { key: "cost", label: "Draft cost c", min: 0, max: 1, step: 0.01, value: base.cost ?? 0.05, format: (v) => v.toFixed(2) },
+      { key: "tau", label: "Confidence threshold τ", min: 0, max: 1, step: 0.05, value: base.tau ?? 0.5, format: fixed(2) },
+      { key: "cost", label: "Draft cost c", min: 0, max: 1, step: 0.01, value: base.cost ?? 0.05, format: fixed(2) },
       { key: "tokens", label: "Tokens per policy N", kind: "number", min: 25, max: 5000, step: 25, value: base.tokens ?? 300 },
       { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: base.seed ?? 0 },
     ].map((spec) => ({ ...spec, live: false })),
     metrics: [
-      { name: "alpha", format: (v) => v.toFixed(3) },
-      ...POLICIES.flatMap(([key]) => MEASURES.map(([m, , digits]) => ({ name: `${key}-${m}`, format: (v) => v.toFixed(digits) }))),
+      { name: "alpha", format: fixed(3) },
+      ...POLICIES.flatMap(([key]) => MEASURES.map(([m, , digits]) => ({ name: `${key}-${m}`, format: fixed(digits) }))),
     ],
     chart: "Grouped bar chart comparing the four draft-length policies on four measures",
     view,
@@ -95,9 +95,9 @@ function view(ctx) {
   });
 
   async function run(signal) {
-    const v = ctx.values();
-    const total = Math.max(25, Math.round(v.tokens));
-    const args = { seed: Math.max(0, Math.round(v.seed)), gamma: v.gamma, tau: v.tau, cost: v.cost, temperature: v.temperature, top_k: Math.max(0, Math.round(v.top_k)), top_p: v.top_p };
+    // The number fields come clamped to their ranges (and seed and top-k to whole numbers) by the binding.
+    const { tokens, ...args } = ctx.values();
+    const total = Math.round(tokens);
     let state = null;
     let done = 0;
     // Every chunk is shown as it comes (adopt, not paint): a run keeps the settings it started with.
@@ -126,7 +126,7 @@ function view(ctx) {
 
   return {
     paint(result) {
-      said(result, `Build-time run (${ctx.settings.args?.tokens ?? 300} tokens per policy, seed ${ctx.settings.args?.seed ?? 0}), text under fixed γ`);
+      said(result, `Build-time run (${ctx.start.tokens} tokens per policy, seed ${ctx.start.seed}), text under fixed γ`);
       status.textContent = "Showing a build-time run; press Run for a live one.";
     },
   };
