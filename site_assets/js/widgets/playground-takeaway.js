@@ -14,18 +14,17 @@ export default define(import.meta.url, {
     note.setAttribute("aria-live", "polite");
     ctx.el.append(chart, note);
     let shown = null; // JSON of the figure on screen: a Run sends the same one chunk after chunk
-    const paint = (result) => {
-      const key = JSON.stringify(result.figures.takeaway);
+    const paint = ({ figure, settings: s }) => {
+      const key = JSON.stringify(figure);
       if (key === shown) return;
       shown = key;
-      ctx.render(chart, result.figures.takeaway);
-      const s = result.settings;
+      ctx.render(chart, figure);
       if (s) note.textContent = `Marked: draft quality ${s.quality}, γ = ${s.gamma}. The star sits at the α this pair behaves like (the α whose formula gives its exact expected tokens per pass).`;
     };
     // A result from a live call makes this widget live too (the tests' data-sd-live).
-    const follow = ({ figure, settings, live }) => {
-      ctx.paint({ figures: { takeaway: figure }, settings });
-      if (live) ctx.markLive();
+    const follow = (result) => {
+      ctx.paint(result);
+      if (result.live) ctx.markLive();
     };
     ctx.on(takeaway, "result", (event) => follow(event.detail));
     if (takeaway.latest) follow(takeaway.latest);
