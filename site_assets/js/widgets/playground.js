@@ -264,8 +264,7 @@ function view(ctx) {
       }
     } finally {
       clearTimeout(frame);
-      frame = null;
-      if (latest) paintCharts(); // the final state, drawn at once
+      paintCharts(); // the final state, drawn at once
     }
   }
 
@@ -285,7 +284,7 @@ function view(ctx) {
   }
 
   return {
-    args: (values, settings, extra) => ({ ...values, seed: Math.round(values.seed) || 0, rounds: extra?.rounds ?? 0, state }),
+    args: (values, settings, extra) => ({ ...values, rounds: extra?.rounds ?? 0, state }),
     adopt(result) {
       state = result.state;
       shownRounds = [...shownRounds, ...result.stream].slice(-SHOWN_ROUNDS);
