@@ -1,22 +1,31 @@
 // Page state in the URL query: read and clamp (each correction said in words), write back with replaceState.
 
-// The shared query parameters, their default ranges, and the short name a "computing for …" note uses.
+import { fixed } from "./controls.js";
+
+const count = (v) => v.toLocaleString("en");
+
+// The shared query parameters: each one's control (label, range, format, kind), its default, and the short name a
+// "computing for …" note uses. param() makes a widget's control of one; DESIGN.md fixes the labels tests look for.
 export const PARAMS = Object.freeze({
-  quality: { min: 0, max: 1, step: 0.05, value: 0.85, short: "draft quality" },
-  gamma: { min: 1, max: 8, step: 1, value: 4, short: "γ" },
-  alpha: { min: 0, max: 1, step: 0.01, value: 0.8, short: "α" },
-  cost: { min: 0, max: 1, step: 0.01, value: 0.05, short: "c" },
-  seed: { min: 0, max: 2 ** 31 - 1, step: 1, value: 0, short: "seed" },
-  k: { min: 1, max: 4, step: 1, value: 2, short: "k" },
-  depth: { min: 1, max: 6, step: 1, value: 3, short: "depth" },
+  quality: { label: "Draft quality", min: 0, max: 1, step: 0.05, value: 0.85, short: "draft quality" },
+  gamma: { label: "Speculation length γ", min: 1, max: 8, step: 1, value: 4, short: "γ" },
+  alpha: { label: "Agreement rate α", min: 0, max: 1, step: 0.01, value: 0.8, format: fixed(2), short: "α" },
+  cost: { label: "Draft cost c", min: 0, max: 1, step: 0.01, value: 0.05, format: fixed(2), short: "c" },
+  seed: { label: "Seed", kind: "number", min: 0, max: 2 ** 31 - 1, step: 1, value: 0, short: "seed" },
+  k: { label: "Candidates per position k", min: 1, max: 4, step: 1, value: 2, short: "k" },
+  depth: { label: "Tree depth", min: 1, max: 6, step: 1, value: 3, short: "depth" },
   // Powers of two, as serving engines size them: a value between two snaps to the nearer (by ratio).
-  batch: { min: 1, max: 1024, choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], value: 1, short: "batch" },
-  context: { min: 128, max: 32768, choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], value: 1024, short: "context" },
+  batch: { label: "Batch size", min: 1, max: 1024, choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], value: 1, format: count, short: "batch" },
+  context: { label: "Context length", min: 128, max: 32768, choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], value: 1024, format: count, short: "context" },
   // Sampling settings, applied to both models of the n-gram pair (its vocabulary has 1,024 tokens).
-  temperature: { min: 0, max: 2, step: 0.05, value: 1, short: "temperature" },
-  "top-p": { min: 0.05, max: 1, step: 0.05, value: 1, short: "top-p" },
-  "top-k": { min: 0, max: 1024, step: 1, value: 50, short: "top-k" },
+  temperature: { label: "Temperature", min: 0, max: 2, step: 0.05, value: 1, format: (v) => (v === 0 ? "0 (greedy)" : v.toFixed(2)), short: "temperature" },
+  "top-p": { label: "Top-p", min: 0.05, max: 1, step: 0.05, value: 1, format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)), short: "top-p" },
+  "top-k": { label: "Top-k (0 = all tokens)", kind: "number", min: 0, max: 1024, step: 1, value: 50, short: "top-k" },
 });
+
+// The control of a shared parameter, its value in the URL; value null or undefined takes the default, and `more`
+// overrides any field (a narrower range, another format, url: false for a control that stays out of the link).
+export const param = (key, value, more = {}) => ({ key, ...PARAMS[key], value: value ?? PARAMS[key].value, url: true, ...more });
 
 const decimals = (step) => (String(step).split(".")[1] ?? "").length;
 

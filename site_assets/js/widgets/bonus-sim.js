@@ -4,14 +4,14 @@
 
 import { define } from "../ui/widget.js";
 import { announce, fixed, percent } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 import { relation } from "./relation.js";
 
 export default define(import.meta.url, (settings) => ({
   controls: [
-    { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: settings.args.alpha, format: fixed(2), url: true },
-    { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: settings.args.gamma, url: true },
-    { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: settings.args.seed, url: true },
+    param("alpha", settings.args.alpha),
+    param("gamma", settings.args.gamma),
+    param("seed", settings.args.seed),
   ],
   metrics: [
     { name: "tokens-per-pass", label: "Tokens per target pass (simulated)", format: (v, m) => `${fixed(3)(v)} ± ${fixed(3)(2 * m["tokens-per-pass-se"])}` },

@@ -4,7 +4,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const PRESETS = [
   ["worked", "Our example"],
@@ -25,7 +25,7 @@ export default define(import.meta.url, (settings) => {
       { key: "temperature", label: "Draft temperature", min: 0.25, max: 4, step: 0.25, value: args.temperature, format: temperatureText },
       { key: "shift", label: "Draft shift (tokens)", min: -2, max: 2, step: 1, value: args.shift, format: (v) => (v > 0 ? `+${v}` : String(v)) },
       { key: "blend", label: "Blend draft toward target", min: 0, max: 1, step: 0.05, value: args.blend, format: (v) => `${Math.round(v * 100)}%` },
-      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: 0, live: false }, // only Sample uses it
+      param("seed", 0, { url: false, live: false }), // only Sample uses it
     ],
     args: (v) => Object.fromEntries(PAIR.map((key) => [key, v[key]])),
     metrics: [

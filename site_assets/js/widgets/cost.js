@@ -7,7 +7,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, el, fixed, select, times } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
 const WEIGHTS = [
@@ -27,10 +27,10 @@ export default define(import.meta.url, (settings) => {
       select("target", "Target model", TARGETS, a.target),
       select("draft", "Draft model", DRAFTS, a.draft),
       select("weights", "Weights", WEIGHTS, String(a.weights)),
-      { key: "batch", label: "Batch size", ...PARAMS.batch, value: a.batch, format: (v) => v.toLocaleString("en"), url: true },
-      { key: "context", label: "Context length", ...PARAMS.context, value: a.context, format: (v) => v.toLocaleString("en"), url: true },
-      { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: a.gamma, url: true },
-      { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: a.alpha, format: fixed(2), url: true },
+      param("batch", a.batch),
+      param("context", a.context),
+      param("gamma", a.gamma),
+      param("alpha", a.alpha),
     ],
     args: (v) => ({ ...v, weights: Number(v.weights) }),
     metrics: [

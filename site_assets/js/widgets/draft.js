@@ -4,6 +4,7 @@
 
 import { define } from "../ui/widget.js";
 import { el, fixed, times } from "../ui/controls.js";
+import { param } from "../ui/url.js";
 import { prob, roundWidget } from "./ngram-prompt.js";
 
 function drafted(result) {
@@ -46,8 +47,8 @@ const ngram = (settings) =>
 
 const risk = (settings) => ({
   controls: [
-    { key: "alpha", label: "Agreement rate α", min: 0, max: 1, step: 0.01, value: settings.args?.alpha ?? 0.8, format: fixed(2) },
-    { key: "cost", label: "Draft cost c", min: 0, max: 1, step: 0.01, value: settings.args?.cost ?? 0.05, format: fixed(2) },
+    param("alpha", settings.args?.alpha, { url: false }),
+    param("cost", settings.args?.cost, { url: false }),
   ],
   metrics: [
     { name: "optimal-gamma", label: "Best γ (1–8; 0 = do not speculate)" },

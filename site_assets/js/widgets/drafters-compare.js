@@ -5,7 +5,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, el, fixed, scroller } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const PASSAGES = [
   ["repetitive", "Repetitive: a sentence said twice, then begun again"],
@@ -21,8 +21,8 @@ export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "passage", label: "Passage", kind: "select", options: PASSAGES, value: settings.args.passage },
     { key: "drafter", label: "Drafter shown in the tiles", kind: "select", options: DRAFTERS, value: settings.args.drafter },
-    { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: settings.args.gamma, url: true },
-    { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: settings.args.seed, url: true },
+    param("gamma", settings.args.gamma),
+    param("seed", settings.args.seed),
   ],
   metrics: [
     { name: "accept-rate", label: "Draft acceptance rate (accepted ÷ drafted)", format: fixed(3) },

@@ -4,12 +4,13 @@
 
 import { define } from "../ui/widget.js";
 import { announce, fixed } from "../ui/controls.js";
+import { param } from "../ui/url.js";
 
 export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "epsilon", label: "Threshold ε", min: 0, max: 0.2, step: 0.005, value: settings.args.epsilon, format: fixed(3) },
     { key: "delta", label: "Entropy factor δ", min: 0, max: 0.5, step: 0.01, value: settings.args.delta, format: fixed(2) },
-    { key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: settings.args.gamma },
+    param("gamma", settings.args.gamma, { url: false }),
   ],
   metrics: [
     { name: "accept-rate-typical", label: "Draft acceptance rate, typical acceptance", format: fixed(3) },

@@ -3,7 +3,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const SAMPLES = 10_000;
 const NAMES = {
@@ -23,7 +23,7 @@ const SAMPLED = ["tv-distance", "tv-noise", "p-value", "exact"];
 export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "variant", label: "Implementation", kind: "select", options: Object.entries(NAMES), value: settings.args?.variant ?? "exact" },
-    { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: 0, live: false }, // only Sample uses it
+    param("seed", 0, { url: false, live: false }), // only Sample uses it
   ],
   args: (v, s, extra) => ({ variant: v.variant, p: s.args.p, q: s.args.q, labels: s.args.labels, n: extra?.n ?? 0, seed: v.seed }),
   metrics: [

@@ -4,6 +4,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, el, scroller } from "../ui/controls.js";
+import { param } from "../ui/url.js";
 
 const PRESETS = [
   ["Our example", [8, 7, 5], [1, 1, 3]],
@@ -37,7 +38,7 @@ export default define(import.meta.url, (settings) => {
     // Weights, not probabilities: p(x) = weight / sum, so every value is an exact fraction.
     controls: [
       ...WEIGHTS.map((w) => ({ ...w, value: args[w.key[0]][Number(w.key[1])] })),
-      { key: "gamma", label: "Speculation length γ", min: 1, max: 3, step: 1, value: args.gamma },
+      param("gamma", args.gamma, { max: 3, url: false }),
     ],
     metrics: [
       { name: "exact", label: "Every probability equal to the target's?", format: (v) => (v ? "yes ✓" : "no ✗") },

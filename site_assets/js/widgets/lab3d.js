@@ -4,7 +4,7 @@
 
 import { define } from "../ui/widget.js";
 import { el, fixed, output, percent, times } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const PACE_MS = 260; // between replay frames, so the eye can follow a round from drafted to checked
 
@@ -61,10 +61,10 @@ function fit(figure, width) {
 
 export default define(import.meta.url, (settings) => ({
   controls: [
-    { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: settings.args.gamma, url: true },
-    { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: settings.args.alpha, format: fixed(2), url: true },
-    { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: settings.args.cost, format: fixed(2), url: true },
-    { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: settings.args.seed, url: true },
+    param("gamma", settings.args.gamma),
+    param("alpha", settings.args.alpha),
+    param("cost", settings.args.cost),
+    param("seed", settings.args.seed),
   ],
   metrics: CARDS.flatMap(({ name, format }) => [{ name, format }, { name: `${name}-theory`, format }]),
   view(ctx) {

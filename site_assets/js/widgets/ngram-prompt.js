@@ -2,7 +2,7 @@
 // Prejudice from a prompt, with the same prompt picker, γ, sampling knobs, seed, Step and Reset.
 
 import { announce, el } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 import { relation } from "./relation.js";
 
 const ROUND_DEFAULTS = { prompt: "", gamma: 4, temperature: 1, top_k: 0, top_p: 1, seed: 0 };
@@ -20,11 +20,11 @@ export function roundWidget(settings, parts) {
     controls: [
       { key: "preset", label: "Prompt", kind: "select", options, value: picked, live: false, onChange: (ctx, v) => v && ctx.set({ prompt: v }) },
       { key: "prompt", label: "Or type your own", kind: "text", value: start.prompt, maxLength: 400 },
-      { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: start.gamma, url: true },
-      { key: "temperature", label: "Temperature", min: 0, max: 2, step: 0.05, value: start.temperature, format: (v) => (v === 0 ? "0 (greedy)" : v.toFixed(2)) },
+      param("gamma", start.gamma),
+      param("temperature", start.temperature, { url: false }),
       { key: "top_k", label: "Top-k (0 = all words)", kind: "number", min: 0, max: 1000, step: 1, value: start.top_k },
       { key: "top_p", label: "Top-p", min: 0.05, max: 1, step: 0.05, value: start.top_p, format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)) },
-      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: start.seed, url: true },
+      param("seed", start.seed),
     ],
     // What the handler takes: everything but the preset picker.
     args: ({ prompt, gamma, temperature, top_k, top_p, seed }) => ({ prompt, gamma, temperature, top_k, top_p, seed }),

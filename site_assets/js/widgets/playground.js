@@ -4,7 +4,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, el, output as metricOutput } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
 const SHOWN_ROUNDS = 24; // rounds in the token stream
@@ -62,10 +62,10 @@ export default define(import.meta.url, (settings) => {
   const d = settings.args || {};
   return {
     controls: [
-      { key: "quality", label: "Draft quality", ...PARAMS.quality, value: d.quality ?? 0.85, format: qualityText, url: true },
-      { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, value: d.gamma ?? 4, format: gammaText, url: true },
-      { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: d.cost ?? 0.05, format: (v) => `${v.toFixed(2)} × a pass`, url: true },
-      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: d.seed ?? 0, url: true },
+      param("quality", d.quality, { format: qualityText }),
+      param("gamma", d.gamma, { format: gammaText }),
+      param("cost", d.cost, { format: (v) => `${v.toFixed(2)} × a pass` }),
+      param("seed", d.seed),
     ],
     view,
   };

@@ -6,7 +6,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, el, fixed } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const DECLARED = [
   ["softmax", "Its softmax (the pitfall)"],
@@ -18,10 +18,10 @@ export default define(import.meta.url, (settings) => {
   const args = settings.args;
   return {
     controls: [
-      { key: "temperature", label: "Temperature", ...PARAMS.temperature, value: args.temperature, url: true, format: (v) => (v === 0 ? "0 (greedy)" : v.toFixed(2)) },
-      { key: "top-p", label: "Top-p", ...PARAMS["top-p"], value: args.top_p, url: true, format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)) },
-      { key: "top-k", label: "Top-k (0 = all tokens)", kind: "number", ...PARAMS["top-k"], value: args.top_k, url: true },
-      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: args.seed, url: true },
+      param("temperature", args.temperature),
+      param("top-p", args.top_p),
+      param("top-k", args.top_k),
+      param("seed", args.seed),
       { key: "declared", label: "The greedy draft declares as q", kind: "choice", options: DECLARED, value: args.declared },
     ],
     args: (v) => ({ ...args, temperature: v.temperature, top_k: v["top-k"], top_p: v["top-p"], seed: v.seed, declared: v.declared }),

@@ -6,7 +6,7 @@
 
 import { define } from "../ui/widget.js";
 import { el, fixed } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const MODES = [
   ["true", "i.i.d. (SpecInfer)"],
@@ -17,9 +17,9 @@ export default define(import.meta.url, (settings) => {
   const base = settings.args;
   return {
     controls: [
-      { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: base.alpha, format: fixed(2), url: true },
-      { key: "k", label: "Candidates per position k (right chart)", ...PARAMS.k, value: base.k, url: true },
-      { key: "depth", label: "Tree depth (largest static tree, right chart)", ...PARAMS.depth, value: base.depth, url: true },
+      param("alpha", base.alpha),
+      param("k", base.k, { label: "Candidates per position k (right chart)" }),
+      param("depth", base.depth, { label: "Tree depth (largest static tree, right chart)" }),
       { key: "replacement", label: "Children drawn", kind: "select", options: MODES, value: String(base.replacement) },
     ],
     metrics: [],

@@ -6,7 +6,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, el, fixed } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const PAIRS = [
   ["agreement", "Synthetic (set α)"],
@@ -22,11 +22,11 @@ export default define(import.meta.url, (settings) => {
   return {
     controls: [
       { key: "pair", label: "Model pair", kind: "select", options: PAIRS, value: base.pair },
-      { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: base.alpha, format: fixed(2), url: true },
-      { key: "k", label: "Candidates per position k", ...PARAMS.k, value: base.k, url: true },
-      { key: "depth", label: "Tree depth", ...PARAMS.depth, value: base.depth, url: true },
+      param("alpha", base.alpha),
+      param("k", base.k),
+      param("depth", base.depth),
       { key: "replacement", label: "Children drawn", kind: "select", options: MODES, value: String(base.replacement) },
-      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: base.seed, url: true },
+      param("seed", base.seed),
     ],
     metrics: [
       { name: "tokens-per-pass", label: "Tokens per target pass", format: fixed(3) },

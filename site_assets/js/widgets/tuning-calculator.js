@@ -4,7 +4,7 @@
 
 import { define } from "../ui/widget.js";
 import { announce, fixed, times } from "../ui/controls.js";
-import { PARAMS, writeQuery } from "../ui/url.js";
+import { param, PARAMS, writeQuery } from "../ui/url.js";
 
 const SOURCES = [
   ["alpha", "Agreement rate α (per token)"],
@@ -17,11 +17,11 @@ export default define(import.meta.url, (settings) => {
   return {
     controls: [
       { key: "source", label: "I know my…", kind: "select", options: SOURCES, value: "alpha" },
-      { key: "alpha", label: "Agreement rate α", ...PARAMS.alpha, value: a.alpha, format: fixed(2), url: true },
+      param("alpha", a.alpha),
       { key: "rate", label: "Draft acceptance rate (accepted / drafted)", min: 0, max: 1, step: 0.01, value: 0.59, format: fixed(2), hidden: true },
       { key: "length", label: "Mean acceptance length", kind: "number", min: 1, max: 17, step: 0.01, value: 3.36, hidden: true },
-      { key: "gamma", label: "Speculation length γ", ...PARAMS.gamma, max: 16, value: a.gamma, url: true },
-      { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: a.cost, format: fixed(2), url: true },
+      param("gamma", a.gamma, { max: 16 }),
+      param("cost", a.cost),
       { key: "op_cost", label: "Draft operations ĉ", min: 0, max: 1, step: 0.01, value: a.cost, format: fixed(2) },
     ],
     // The rate or the length goes to Python only when it is the figure the reader gives.

@@ -4,7 +4,7 @@
 
 import { define } from "../ui/widget.js";
 import { el, fixed, output, scroller } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 
 const CHUNK = 25; // tokens per policy per call: short enough that Stop answers quickly
 const POLICIES = [
@@ -30,9 +30,9 @@ export default define(import.meta.url, (settings) => {
       { key: "top_p", label: "Top-p", min: 0.05, max: 1, step: 0.05, value: 1, format: fixed(2) },
       { key: "gamma", label: "Speculation length γ (fixed; dynamic starts here)", min: 1, max: 8, step: 1, value: base.gamma ?? 4 },
       { key: "tau", label: "Confidence threshold τ", min: 0, max: 1, step: 0.05, value: base.tau ?? 0.5, format: fixed(2) },
-      { key: "cost", label: "Draft cost c", min: 0, max: 1, step: 0.01, value: base.cost ?? 0.05, format: fixed(2) },
+      param("cost", base.cost, { url: false }),
       { key: "tokens", label: "Tokens per policy N", kind: "number", min: 25, max: 5000, step: 25, value: base.tokens ?? 300 },
-      { key: "seed", label: "Seed", kind: "number", ...PARAMS.seed, value: base.seed ?? 0 },
+      param("seed", base.seed, { url: false }),
     ].map((spec) => ({ ...spec, live: false })),
     metrics: [
       { name: "alpha", format: fixed(3) },

@@ -8,7 +8,7 @@
 
 import { define } from "../ui/widget.js";
 import { el, fixed, scroller, select } from "../ui/controls.js";
-import { PARAMS } from "../ui/url.js";
+import { param } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
 const METRICS = [
@@ -24,7 +24,6 @@ const COST_MODELS = [
   ["roofline", "Roofline: hardware and models"],
 ];
 const ROOFLINE_KEYS = ["hardware", "target", "draft", "batch", "context"];
-const count = (v) => v.toLocaleString("en");
 const COLUMNS = [
   ["position", "Position k", (v) => String(v)],
   ["accepted", "Drafts accepted at k", (v) => v.toLocaleString("en")],
@@ -40,12 +39,12 @@ export default define(import.meta.url, (settings) => {
       { key: "metrics", label: "vLLM metrics", kind: "textarea", rows: 8, value: a.metrics ?? "", placeholder: "Paste /metrics output or a “SpecDecoding metrics:” log line" },
       { key: "later", label: "Later /metrics dump (optional: the window between the two is analysed)", kind: "textarea", rows: 4, value: a.later ?? "" },
       select("costmodel", "Cost model", COST_MODELS, a.costmodel ?? "c"),
-      { key: "cost", label: "Draft cost c", ...PARAMS.cost, value: a.cost ?? PARAMS.cost.value, format: fixed(2), url: true },
+      param("cost", a.cost),
       select("hardware", "Hardware", HARDWARE, a.hardware ?? "h100"),
       select("target", "Target model", TARGETS, a.target ?? "llama-3.1-8b"),
       select("draft", "Draft model", DRAFTS, a.draft ?? "llama-3.2-1b"),
-      { key: "batch", label: "Batch size", ...PARAMS.batch, value: a.batch ?? PARAMS.batch.value, format: count, url: true },
-      { key: "context", label: "Context length", ...PARAMS.context, value: a.context ?? PARAMS.context.value, format: count, url: true },
+      param("batch", a.batch),
+      param("context", a.context),
     ],
     metrics: METRICS,
     view,

@@ -4,6 +4,7 @@
 
 import { define } from "../ui/widget.js";
 import { el, fixed, scroller } from "../ui/controls.js";
+import { param } from "../ui/url.js";
 import { prob, roundWidget } from "./ngram-prompt.js";
 import { relation } from "./relation.js";
 
@@ -61,7 +62,7 @@ const round = (settings) =>
 const rates = (settings) => ({
   controls: [
     { key: "alpha", label: "Per-token acceptance rate α", min: 0, max: 1, step: 0.01, value: settings.args?.alpha ?? 0.8, format: fixed(2) },
-    { key: "gamma", label: "Speculation length γ", min: 1, max: 8, step: 1, value: settings.args?.gamma ?? 4 },
+    param("gamma", settings.args?.gamma, { url: false }),
   ],
   metrics: [
     { name: "alpha", label: "Per-token acceptance rate α", format: fixed(2) },
