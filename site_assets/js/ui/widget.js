@@ -1,10 +1,10 @@
 // The one binding. A page holds <div class="sd-widget" data-widget="NAME"> with inert JSON settings (<template
 // data-sd-settings>: handler, args) and the build-time result (<template data-sd-initial>); js/widgets/NAME.js calls
 // define(import.meta.url, definition or settings => definition) with: handler (default settings.handler); controls
-// (ui/controls.js; param(key, value) of ui/url.js for a shared parameter); metrics [{name, label, format(value, all)}]; chart (an aria label: a chart of result.figure) or
-// charts {key: label} (result.figures[key]); args(values, settings, extra) (null: nothing to ask); live: false (no
-// call until the view asks); view(ctx) -> {paint, adopt, args, cleanup}, or the standard view (controls, charts,
-// tiles, note()). The binding does the rest:
+// (ui/controls.js; param(key, value) of ui/url.js for a shared parameter); metrics [{name, label, format(value, all)}];
+// chart (an aria label: a chart of result.figure) or charts {key: label} (result.figures[key]); args(values, settings,
+// extra) (null: nothing to ask); live: false (no call until the view asks); view(ctx) -> {paint, adopt, args, cleanup},
+// or the standard view (controls, charts, tiles, note()). The binding does the rest:
 // - first paint: the build-time result only if the controls (after the URL) ask for its arguments, else
 //   "Computing for γ = 8…" until Python answers;
 // - the live loop: a committed change bumps the version, writes the URL and asks again. One call at a time; a
