@@ -1,8 +1,7 @@
 // Page state in the URL query: read and clamp (each correction said in words), write back with replaceState.
 
-import { fixed } from "./controls.js";
+import { fixed, grouped } from "./controls.js";
 
-const count = (v) => v.toLocaleString("en");
 
 // The shared query parameters: each one's control (label, range, format, kind), its default, and the short name a
 // "computing for …" note uses. param() makes a widget's control of one; DESIGN.md fixes the labels tests look for.
@@ -15,8 +14,8 @@ export const PARAMS = Object.freeze({
   k: { label: "Candidates per position k", min: 1, max: 4, step: 1, value: 2, short: "k" },
   depth: { label: "Tree depth", min: 1, max: 6, step: 1, value: 3, short: "depth" },
   // Powers of two, as serving engines size them: a value between two snaps to the nearer (by ratio).
-  batch: { label: "Batch size", min: 1, max: 1024, choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], value: 1, format: count, short: "batch" },
-  context: { label: "Context length", min: 128, max: 32768, choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], value: 1024, format: count, short: "context" },
+  batch: { label: "Batch size", min: 1, max: 1024, choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], value: 1, format: grouped, short: "batch" },
+  context: { label: "Context length", min: 128, max: 32768, choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], value: 1024, format: grouped, short: "context" },
   // Sampling settings, applied to both models of the n-gram pair (its vocabulary has 1,024 tokens).
   temperature: { label: "Temperature", min: 0, max: 2, step: 0.05, value: 1, format: (v) => (v === 0 ? "0 (greedy)" : v.toFixed(2)), short: "temperature" },
   "top-p": { label: "Top-p", min: 0.05, max: 1, step: 0.05, value: 1, format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)), short: "top-p" },

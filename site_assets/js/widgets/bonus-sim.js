@@ -3,7 +3,7 @@
 // them beside theory.accepted_count_distribution and theory.expected_tokens. URL state: alpha, gamma, seed.
 
 import { define } from "../ui/widget.js";
-import { announce, fixed, percent } from "../ui/controls.js";
+import { announce, fixed, grouped, percent } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 import { relation } from "./relation.js";
 
@@ -38,7 +38,7 @@ export default define(import.meta.url, (settings) => ({
         const g = result.counts.length - 1;
         const [fewest, most] = result.emitted;
         summary.textContent =
-          `Of ${m.rounds.toLocaleString("en")} simulated rounds, ${result.counts[g].toLocaleString("en")} (${percent(m["bonus-share"])}) ` +
+          `Of ${grouped(m.rounds)} simulated rounds, ${grouped(result.counts[g])} (${percent(m["bonus-share"])}) ` +
           `accepted all ${g} drafts and took a bonus token from the target's row ${g + 1}; ` +
           (fewest === most
             ? `every round emitted exactly ${most} token${most === 1 ? "" : "s"}.`

@@ -3,7 +3,7 @@
 // in the worker and compares the emitted tokens with p.
 
 import { define } from "../ui/widget.js";
-import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
+import { announce, el, fixed, grouped, pValue, verdictText } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 
 const PRESETS = [
@@ -52,7 +52,7 @@ function view(ctx) {
   const splitTiles = ctx.tiles(["beta", "reject-rate", "draft-tv", "identity-gap"]);
   const sampleTiles = ctx.tiles(["tv-distance", "tv-noise", "p-value", "correction-share", "exact"]);
 
-  const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => runSample(), "md-button--primary");
+  const sampleButton = ctx.button(`Sample ${grouped(SAMPLES)} rounds`, () => runSample(), "md-button--primary");
   const sampleRow = el("div", "sd-buttons", ctx.controls.seed.root, sampleButton);
   const sampleChart = ctx.chart("Bar chart of the emitted-token frequencies of the sampled rounds against the target p, with two-standard-error bars");
   sampleChart.hidden = true;
@@ -93,7 +93,7 @@ function view(ctx) {
 
   async function runSample() {
     sampleButton.disabled = true;
-    verdict.textContent = `Running ${SAMPLES.toLocaleString("en")} rounds of the real algorithm…`;
+    verdict.textContent = `Running ${grouped(SAMPLES)} rounds of the real algorithm…`;
     try {
       // The seed is the reader's: a press draws the sample of the seed on screen, and never changes it.
       const seed = ctx.controls.seed.value;

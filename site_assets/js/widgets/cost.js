@@ -6,7 +6,7 @@
 // URL state: batch, context, gamma, alpha, hardware, target, draft, weights (clamped, with a notice).
 
 import { define } from "../ui/widget.js";
-import { announce, el, fixed, select, times } from "../ui/controls.js";
+import { announce, el, fixed, grouped, select, times } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
@@ -35,7 +35,7 @@ export default define(import.meta.url, (settings) => {
     args: (v) => ({ ...v, weights: Number(v.weights) }),
     metrics: [
       { name: "speedup", label: "Speedup at this batch", format: times },
-      { name: "ridge-tokens", label: "Ridge: tokens per pass where the target turns compute-bound", format: (v) => Math.round(v).toLocaleString("en") },
+      { name: "ridge-tokens", label: "Ridge: tokens per pass where the target turns compute-bound", format: (v) => grouped(Math.round(v)) },
       { name: "compute-bound", label: "Verification pass is", format: (v) => (v ? "compute-bound" : "memory-bound") },
       { name: "plain-pass-ms", label: "Time per pass, plain (one token per sequence)", format: ms },
       { name: "verify-pass-ms", label: "Time per pass, speculative (verifies γ + 1 per sequence)", format: ms },
@@ -67,8 +67,8 @@ function view(ctx) {
       verdict.dataset.pays = String(pays);
       verdict.classList.toggle("sd-verdict--ok", pays);
       verdict.classList.toggle("sd-verdict--bad", !pays);
-      const where = `At batch ${args.batch.toLocaleString("en")} and ${args.context.toLocaleString("en")} tokens of context`;
-      const pass = `the verification pass of ${m["verify-tokens"].toLocaleString("en")} tokens is ${result.bound.verify}-bound`;
+      const where = `At batch ${grouped(args.batch)} and ${grouped(args.context)} tokens of context`;
+      const pass = `the verification pass of ${grouped(m["verify-tokens"])} tokens is ${result.bound.verify}-bound`;
       verdict.textContent = pays
         ? `${where}, speculation is ${times(m.speedup)} faster per token: ${pass}` +
           (result.bound.verify === "memory" ? ", so checking γ + 1 tokens costs what generating one does." : ", yet the tokens it saves still outweigh the drafts.")

@@ -2,7 +2,7 @@
 // specdec_core/web/exactness.py): each one's exact output law and, on "Sample 10,000 rounds", a seeded sample's test.
 
 import { define } from "../ui/widget.js";
-import { announce, el, fixed, pValue, verdictText } from "../ui/controls.js";
+import { announce, el, fixed, grouped, pValue, verdictText } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 
 const SAMPLES = 10_000;
@@ -36,7 +36,7 @@ export default define(import.meta.url, (settings) => ({
   chart: "Bar chart of the target p against this implementation's exact output distribution and, after sampling, its sampled frequencies",
   view(ctx) {
     const description = el("p", "sd-verdict sd-verdict--quiet");
-    const sampleButton = ctx.button(`Sample ${SAMPLES.toLocaleString("en")} rounds`, () => sample(), "md-button--primary");
+    const sampleButton = ctx.button(`Sample ${grouped(SAMPLES)} rounds`, () => sample(), "md-button--primary");
     const row = el("div", "sd-buttons", ctx.controls.seed.root, sampleButton);
     const verdict = announce("sd-verdict");
     ctx.el.append(ctx.controls.variant.root, description, row, verdict, ctx.tiles(), ctx.charts.figure);

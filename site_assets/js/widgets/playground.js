@@ -3,7 +3,7 @@
 // answer is adopted in call order, so a slider refresh can never overtake a Step and undo it.
 
 import { define } from "../ui/widget.js";
-import { announce, el, output as metricOutput } from "../ui/controls.js";
+import { announce, el, grouped, output as metricOutput } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 
 const CHART_GAP = 300; // ms between chart redraws while a Run streams
@@ -11,7 +11,7 @@ const SHOWN_ROUNDS = 24; // rounds in the token stream
 const REST_MS = 150; // answers closer than this defer the smaller charts until the controls rest
 
 const fmt = (digits, unit = "") => (v) => (typeof v === "number" ? `${v.toFixed(digits)}${unit}` : "—");
-const int = (v) => (typeof v === "number" ? v.toLocaleString("en") : "—");
+const int = (v) => (typeof v === "number" ? grouped(v) : "—");
 const FORMATS = {}; // metric -> its text on the tiles
 for (const [names, format] of [
   ["accept-rate alpha tv-distance tv-noise p-value accept-rate-recent", fmt(3)],
@@ -75,7 +75,7 @@ function view(ctx) {
   const root = ctx.el;
   const runRounds = ctx.settings.runRounds || 2000;
   const runner = ctx.runButton(run, "md-button--primary");
-  const runNote = el("span", "sd-note", `Run plays ${runRounds.toLocaleString("en")} more rounds; Stop ends it early.`);
+  const runNote = el("span", "sd-note", `Run plays ${grouped(runRounds)} more rounds; Stop ends it early.`);
   const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => play(1)), ctx.button("Reset", () => play(0)), runNote);
 
   const explain = announce("sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
@@ -245,7 +245,7 @@ function view(ctx) {
     });
     stream.replaceChildren(...groups);
     streamHead.textContent = total
-      ? `Showing the last ${rounds.length} of ${total.toLocaleString("en")} rounds (the last round wrote “${emittedWords(rounds.at(-1).tokens)}”).`
+      ? `Showing the last ${rounds.length} of ${grouped(total)} rounds (the last round wrote “${emittedWords(rounds.at(-1).tokens)}”).`
       : "No rounds yet.";
   }
 

@@ -5,7 +5,7 @@
 // URL state: temperature, top-p, top-k, seed.
 
 import { define } from "../ui/widget.js";
-import { announce, el, fixed } from "../ui/controls.js";
+import { announce, el, fixed, grouped } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 
 const DECLARED = [
@@ -63,11 +63,11 @@ function view(ctx) {
       ctx.render(pitfallChart, result.figures.pitfall);
       const t = a.temperature === 0 ? "0 (greedy)" : fixed(2)(a.temperature);
       summary.textContent =
-        `At temperature ${t}: α measured ${fixed(3)(m.alpha)} ± ${fixed(3)(2 * m["alpha-se"])} over ${m.rounds.toLocaleString("en")} engine rounds, ` +
+        `At temperature ${t}: α measured ${fixed(3)(m.alpha)} ± ${fixed(3)(2 * m["alpha-se"])} over ${grouped(m.rounds)} engine rounds, ` +
         `exact ${fixed(3)(m["alpha-exact"])} over the prompt's last ${m.contexts} contexts.` +
         (a.temperature === 0 ? ` At temperature 0 every β is 1 or 0: α is the share of contexts where the two argmaxes agree, ${fixed(3)(m["argmax-agree"])}.` : "");
       where.textContent = `After “…${result.context_text}” the draft proposes its argmax “${result.proposed}” and declares as q ${result.description}.`;
-      const n = m.samples.toLocaleString("en");
+      const n = grouped(m.samples);
       const pv = m["p-value"] < 1e-12 ? "below 1e-12" : m["p-value"] < 1e-4 ? Number(m["p-value"]).toExponential(1) : fixed(3)(m["p-value"]);
       verdict.classList.toggle("sd-verdict--bad", !m.exact);
       verdict.classList.toggle("sd-verdict--ok", Boolean(m.exact));

@@ -7,7 +7,7 @@
 // comes back as a message, shown in place of the results.
 
 import { define } from "../ui/widget.js";
-import { el, fixed, scroller, select } from "../ui/controls.js";
+import { el, fixed, grouped, scroller, select } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
@@ -26,7 +26,7 @@ const COST_MODELS = [
 const ROOFLINE_KEYS = ["hardware", "target", "draft", "batch", "context"];
 const COLUMNS = [
   ["position", "Position k", (v) => String(v)],
-  ["accepted", "Drafts accepted at k", (v) => v.toLocaleString("en")],
+  ["accepted", "Drafts accepted at k", grouped],
   ["rate", "Per-position acceptance", fixed(3)],
   ["conditional", "α at depth k", (v) => (v === null ? "—" : fixed(3)(v))],
   ["iid", "i.i.d. fit αᵏ", fixed(3)],
