@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, wait_for_renders
+from conftest import SiteServer, expect_plotly, renders, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -211,3 +211,25 @@ def test_takeaway_follows_the_setting(page: Any) -> None:
     gamma.press("ArrowRight")
     wait_for_renders(takeaway, before)
     expect(page.locator('.sd-widget[data-widget="playground-takeaway"] .sd-note')).to_contain_text(GAMMA_SIGN + " = 5")
+
+
+# Resolves true once the Playground has published a result for its takeaway (module URLs resolve to one instance).
+PUBLISHED = """async () => {
+  const { takeaway } = await import(new URL("../js/widgets/playground.js", document.baseURI).href);
+  return takeaway.latest !== null;
+}"""
+
+
+@pytest.mark.fresh_context
+def test_takeaway_loaded_after_the_playground_published_paints_its_result(page: Any, server: SiteServer) -> None:
+    """The takeaway's module arrives after the Playground has published: the takeaway paints that result at once
+    (it once called the binding's paint before its own view existed, an error in the console)."""
+    server.hold("widgets/playground-takeaway.js")
+    try:
+        page.goto("playground/", wait_until="commit")  # "load" would wait for the held module
+        page.wait_for_function(PUBLISHED)
+    finally:
+        server.release()
+    takeaway = page.locator('.sd-widget[data-widget="playground-takeaway"]')
+    expect(takeaway).to_have_attribute("data-sd-paints", re.compile(r"^[1-9]"))
+    expect(takeaway.locator(".sd-note")).to_contain_text(GAMMA_SIGN + " = 4")

@@ -171,8 +171,10 @@ function bind(el, definition, entry) {
     on: (target, type, fn, options = {}) => target.addEventListener(type, fn, { ...options, signal }),
     onStatus: (fn) => signal.addEventListener("abort", onStatus(fn), { once: true }),
     markLive: () => (el.dataset.sdLive = "true"),
-    // A result that came from elsewhere (the Playground's, for its takeaway) is painted and counted like its own.
+    // A result that came from elsewhere (the Playground's, for its takeaway) is painted and counted like its own;
+    // one at hand while view() still runs is painted once the view exists.
     paint(result, args) {
+      if (!view) return void queueMicrotask(() => signal.aborted || ctx.paint(result, args));
       guard(view.paint)(result, args);
       painted(version);
     },
