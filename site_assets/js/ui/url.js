@@ -2,7 +2,6 @@
 
 import { fixed, grouped } from "./controls.js";
 
-
 // The shared query parameters: each one's control (label, range, format, kind), its default, and the short name a
 // "computing for …" note uses. param() makes a widget's control of one; DESIGN.md fixes the labels tests look for.
 export const PARAMS = Object.freeze({
