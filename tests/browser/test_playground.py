@@ -123,6 +123,21 @@ def test_run_matches_theory_and_the_output_check_passes(page: Any) -> None:
     expect(widget.locator(".sd-pg-streamhead")).to_contain_text("of 2,000 rounds")
 
 
+def test_run_calls_grow_while_quick_and_shrink_when_slow(page: Any) -> None:
+    """ui/widget.js's nextChunk sizes a Run's calls (Playground, trees): twice the rounds after a call quicker than
+    CHUNK_MS / 2, half after one slower than CHUNK_MS (never below the widget's minimum or above its maximum), the
+    same in between. Durations are given, not measured."""
+    page.goto("playground/")
+    sizes = page.evaluate(
+        """async () => {
+          const { nextChunk, CHUNK_MS: ms } = await import(new URL("js/ui/widget.js", window.SDLab.site).href);
+          const cases = [[25, 0], [25, ms / 2 - 1], [300, 1], [100, ms / 2], [100, ms], [100, ms + 1], [25, 10 * ms]];
+          return [ms, ...cases.map(([size, took]) => nextChunk(size, took, 20, 400)), nextChunk(4, 10 * ms, 1, 200)];
+        }"""
+    )
+    assert sizes == [200, 50, 50, 400, 100, 100, 50, 20, 2]
+
+
 def test_step_explains_one_round(page: Any) -> None:
     widget = open_live(page, "?seed=4")
     widget.get_by_role("button", name="Step", exact=True).click()

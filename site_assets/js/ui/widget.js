@@ -227,6 +227,17 @@ function bind(el, definition, entry) {
       };
       return { run, stop, running: () => task !== null };
     },
+    // Plays `total` units (rounds) through call(n, done), one call at a time, until all are played or the signal
+    // aborts; sized by nextChunk (below).
+    async chunked(signal, total, call, { first = 25, min = 20, max = 400 } = {}) {
+      for (let done = 0, size = first; done < total && !signal.aborted; ) {
+        const n = Math.min(size, total - done);
+        const t0 = performance.now();
+        await call(n, done);
+        done += n;
+        size = nextChunk(size, performance.now() - t0, min, max);
+      }
+    },
     // A runner behind one button that reads Run, or Stop while it runs.
     runButton(loop, className = "") {
       const button = ctx.button("Run", () => (runner.running() ? runner.stop() : runner.run()), className);
@@ -284,6 +295,16 @@ function bind(el, definition, entry) {
 function standardView(ctx, def) {
   ctx.el.append(ctx.group("sd-controls"), ...Object.values(ctx.charts), ctx.tiles(), ...(def.note ? [def.note()] : []));
   return {};
+}
+
+// A call's size doubles while calls take under CHUNK_MS / 2 and halves above CHUNK_MS: a Run answers Stop or a
+// slider within about CHUNK_MS, and each call's fixed cost (the answer's figures, its paint) is shared by more
+// rounds on a slow machine too. Sizing each call to a time in proportion to its last one could not: a fixed cost
+// above that time held every call at the smallest size (a 2,000-round Playground Run made 100 calls of 20 rounds).
+export const CHUNK_MS = 200;
+export function nextChunk(size, took, min, max) {
+  if (took < CHUNK_MS / 2) return Math.min(max, size * 2);
+  return took > CHUNK_MS ? Math.max(min, Math.round(size / 2)) : size;
 }
 
 function clampNumber(value, { min, max, step = 1, value: fallback }) {

@@ -250,18 +250,9 @@ function view(ctx) {
   }
 
   async function run(signal, total = runRounds) {
-    let left = total;
-    let chunk = 25;
     try {
-      while (left > 0 && !signal.aborted) {
-        const n = Math.min(chunk, left);
-        const t0 = performance.now();
-        await ctx.request({ extra: { rounds: n } }); // adopted even if the controls moved meanwhile
-        left -= n;
-        // Size the next chunk so one call takes about 30 ms, whatever the machine and gamma.
-        const took = Math.max(1, performance.now() - t0);
-        chunk = Math.max(20, Math.min(400, Math.round((n * 30) / took)));
-      }
+      // Each chunk is adopted even if the controls moved meanwhile.
+      await ctx.chunked(signal, total, (rounds) => ctx.request({ extra: { rounds } }));
     } finally {
       clearTimeout(frame);
       paintCharts(); // the final state, drawn at once

@@ -71,19 +71,12 @@ function view(ctx, settings) {
     emitted.textContent = `Last round emitted: ${result.tokens.map((t) => `“${t}”`).join(" ")}`;
   }
 
-  async function run(signal) {
-    let left = runRounds;
-    let chunk = 5;
-    while (left > 0 && !signal.aborted) {
-      const n = Math.min(chunk, left);
-      const t0 = performance.now();
-      await ctx.request({ extra: { rounds: n } });
-      left -= n;
-      progress.textContent = `${runRounds - left} / ${runRounds} rounds`;
-      // About 40 ms per call, whatever the tree's size and the machine.
-      const took = Math.max(1, performance.now() - t0);
-      chunk = Math.max(1, Math.min(200, Math.round((n * 40) / took)));
-    }
+  function run(signal) {
+    const played = async (rounds, done) => {
+      await ctx.request({ extra: { rounds } });
+      progress.textContent = `${done + rounds} / ${runRounds} rounds`;
+    };
+    return ctx.chunked(signal, runRounds, played, { first: 5, min: 1, max: 200 });
   }
 
   async function step() {
