@@ -10,8 +10,10 @@ Nothing asserted.
     Aims: ready <= 1.10x bare, first chart within 0.3 s. Two more rows say where ready's excess comes from: the
     lab's own worker in an empty page, and the home page with the theme's bundle blocked.
 (b) Slider input -> chart updated: the slider's value is set and an ``input`` event dispatched, and the clock stops
-    when a chart of the same widget counts one more redraw (``data-sd-renders``). 50 changes walking the slider
-    up and down, one at a time, median and p95, in two ways: "back to back", each change made as soon as the
+    when a chart of the same widget counts one more redraw (``data-sd-renders``); a change that redraws no chart
+    within 10 s is left out and counted (the Playground does not redraw a figure equal to the one on screen, which a
+    walk turning back can ask for when the clock stopped at a later chart of an earlier change). 50 changes walking
+    the slider up and down, one at a time, median and p95, in two ways: "back to back", each change made as soon as the
     previous one redrew a chart (the widget may still be drawing its other charts in the next frames: the Home
     lab's 3D scene, the Playground's smaller charts; so the next change's time includes that work, or stops early
     at one of those draws), and "settled", with 250 ms (not timed) between changes for the widget to finish.
@@ -142,8 +144,9 @@ SLIDER_LATENCY = """async ([label, changes, settleMs]) => {
     const t0 = performance.now();
     input.value = String(next);
     input.dispatchEvent(new Event("input", { bubbles: true }));
-    if (!(await updated)) throw new Error(`${label}: no chart redrew within 10 s of change ${i}`);
-    times.push(performance.now() - t0);
+    // A change that redrew nothing is left out: the Playground does not redraw a figure equal to the one on screen,
+    // and a walk turning back can ask for one when the clock stopped at an earlier change's later chart.
+    if (await updated) times.push(performance.now() - t0);
     // Settled (not timed): the widget finishes (it may draw its other charts in the next frames) before the next
     // change, whose clock then cannot stop at a draw of this change's result.
     if (settleMs) await new Promise((resolve) => setTimeout(resolve, settleMs));
@@ -328,7 +331,10 @@ def section_sliders(browser: Browser, base: str) -> None:
             wait_live(page)
             for way, settle_ms in (("back to back", 0), ("settled", SETTLE_MS)):
                 times: list[float] = page.evaluate(SLIDER_LATENCY, [label, SLIDER_CHANGES, settle_ms])
-                print(f"{name:<12} {label:<16} {way:<13} {median(times):8.1f} {p95(times):8.1f} {max(times):8.1f}")
+                skipped = SLIDER_CHANGES - len(times)
+                note = f"  ({skipped} of {SLIDER_CHANGES} redrew no chart within 10 s: left out)" if skipped else ""
+                row = f"{median(times):8.1f} {p95(times):8.1f} {max(times):8.1f}{note}"
+                print(f"{name:<12} {label:<16} {way:<13} {row}")
     print("aim: p95 <= 50 ms")
 
 
