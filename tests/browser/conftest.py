@@ -26,6 +26,12 @@
   (PLATFORM.md); ``playwright install`` is never needed.
 - ``page`` fails the test on any console error, uncaught page error, or request to another origin, and prints the
   browser's console log when a test fails. A test that expects errors declares them: ``browser_log.allow(regex)``.
+- Shared pages: in a module marked ``@shared_page`` (a page's own test file), the tests that would share the warm
+  context also share one page, and ``visit(page, url)`` reaches each test's URL by instant navigation, as a reader
+  following links does: Python, Plotly and the worker's caches stay, so the module boots Python once. ``visit``
+  falls back to a full load (``page.goto``) when the page is not yet on the site with Python ready. A test that
+  fails, or leaves the page changed (another viewport or colour scheme, an error banner, Python not ready), closes
+  it: the next test starts on a new page.
 
 Tests wait on visible state (``expect(...)``), never on sleeps.
 """
@@ -43,6 +49,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -126,6 +133,8 @@ class _Server(http.server.ThreadingHTTPServer):
 # For a test that blocks or holds files: a fresh browser context that runs no service worker and has nothing in
 # its HTTP cache (see the module docstring).
 no_service_worker = pytest.mark.fresh_context
+# For a page's own test file: its tests share one page, and visit() moves it by instant navigation (see above).
+shared_page = pytest.mark.shared_page
 with_service_worker = pytest.mark.browser_context_args(service_workers="allow")
 SERVICE_WORKER_HINT = "a service worker or a shared cache could answer: mark the test @no_service_worker (conftest)"
 # Paths every boot asks the server for, whatever the browser has cached (js/runtime/worker.js fetches the core's
@@ -261,6 +270,77 @@ def warm_contexts(browser: Any, browser_context_args: dict[str, Any]) -> Iterato
         context.close()
 
 
+@pytest.fixture(scope="module")
+def shared_pages() -> Iterator[dict[str, Any]]:
+    """The page a ``@shared_page`` module's tests share, per site and set of context options; closed at the module's
+    end. The ``page`` fixture takes it out for a test and puts it back only if the test left it as it found it."""
+    pages: dict[str, Any] = {}
+    yield pages
+    for page in pages.values():
+        if not page.is_closed():
+            page.close()
+
+
+# True when the page shows a page of the site as a test expects to find it: Python ready, no error banner, the
+# light colour scheme (a test that switched it leaves the document in the dark one).
+LEFT_AS_FOUND = """() => document.querySelector('[data-sd-status]')?.dataset.sdStatus === 'ready'
+    && !document.querySelector('.sd-error')
+    && (document.body.dataset.mdColorScheme || 'default') === 'default'
+    && !!window.document$"""
+
+
+STARTED = "() => document.querySelector('[data-sd-status]')?.dataset.sdStatus !== 'loading'"
+
+
+def page_left_as_found(page: Any) -> bool:
+    if page.is_closed() or page.viewport_size != page.sd_viewport:
+        return False
+    if page.url.startswith(page.sd_base):  # a boot under way is cheaper to finish than to start again
+        page.wait_for_function(STARTED, timeout=CHARTS_MS)
+    page.emulate_media(reduced_motion="no-preference")  # the context's own setting, whatever a test emulated
+    return bool(page.evaluate(LEFT_AS_FOUND))
+
+
+def visit(page: Any, url: str) -> None:
+    """Open ``url`` (relative to the site's root, query and all) in ``page``.
+
+    A shared page (``@shared_page``) that already shows a page of the site with Python ready gets there by instant
+    navigation, the way a reader following a link does, so nothing boots again; any other page loads the URL.
+    Material fetches a page only when the path changes, so a visit to the path already shown first goes through
+    another page (the cost page, whose widget answers in milliseconds, or correct/ from there)."""
+    target = urljoin(page.sd_base, url)
+    on_site = page.sd_shared and page.url.startswith(page.sd_base)
+    if on_site:  # a boot under way (a test that did not wait for Python) finishes sooner than a new one
+        page.wait_for_function(STARTED, timeout=CHARTS_MS)
+    if not (on_site and page.evaluate(LEFT_AS_FOUND)):
+        page.goto(target)
+        return
+    if urlsplit(target).path == urlsplit(page.url).path:
+        hop = "correct/" if urlsplit(page.url).path.endswith("/cost/") else "cost/"
+        _navigate_instantly(page, urljoin(page.sd_base, hop))
+    _navigate_instantly(page, target)
+
+
+def _navigate_instantly(page: Any, target: str) -> None:
+    # The old page's widgets are marked: the new page is in place once none of them is left in the document, and
+    # a marker on window tells that Material swapped the content rather than the browser loading a new document.
+    page.evaluate(
+        """(href) => {
+            window.__sdVisit = true;
+            document.querySelectorAll('.sd-widget').forEach((w) => w.setAttribute('data-sd-old', ''));
+            const link = Object.assign(document.createElement('a'), {href});
+            document.body.append(link);
+            link.click();
+            link.remove();
+        }""",
+        target,
+    )
+    # The page's widgets may rewrite the query at once (a value clamped, a default added): the path is what counts.
+    expect(page).to_have_url(re.compile(re.escape(target.split("?")[0]) + r"(\?[^#]*)?(#.*)?$"))
+    expect(page.locator("[data-sd-old]")).to_have_count(0)
+    assert page.evaluate("window.__sdVisit === true"), f"the link to {target} loaded a new document"
+
+
 @dataclass
 class BrowserLog:
     """Everything the browser said during one test, and the lines a test declared it expects."""
@@ -325,7 +405,16 @@ def page(browser_log: BrowserLog, request: pytest.FixtureRequest) -> Iterator[An
             browser_log.foreign.append(url)
 
     context.on("request", on_request)
-    page = context.new_page()
+    shared = not fresh and request.node.get_closest_marker("shared_page") is not None
+    store: dict[str, Any] = request.getfixturevalue("shared_pages") if shared else {}
+    key = server.origin + repr(sorted(options.items()))
+    if key in store and not store[key].is_closed():
+        page = store.pop(key)
+    else:
+        page = context.new_page()
+        page.sd_viewport = page.viewport_size
+    page.sd_base = server.base
+    page.sd_shared = shared
     page.on("console", on_console)
     page.on("pageerror", on_page_error)
     yield page
@@ -333,13 +422,19 @@ def page(browser_log: BrowserLog, request: pytest.FixtureRequest) -> Iterator[An
     server.release()
     server.restore()
     context.remove_listener("request", on_request)
+    report = getattr(request.node, "sd_report_call", None)
+    if not page.is_closed():
+        page.remove_listener("console", on_console)
+        page.remove_listener("pageerror", on_page_error)
     if not fresh:
         if not page.is_closed() and page.url.startswith(server.origin + "/"):
             page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
         context.clear_permissions()
-        page.close()
+        if shared and report is not None and report.passed and page_left_as_found(page):
+            store[key] = page
+        elif not page.is_closed():
+            page.close()
 
-    report = getattr(request.node, "sd_report_call", None)
     if report is not None and report.failed:
         print("\n--- browser console ---\n" + "\n".join(browser_log.lines or ["(empty)"]))
     problems = []

@@ -17,12 +17,12 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, wait_for_renders
+from conftest import expect_plotly, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 READY = "Python is ready"
 P = [0.4, 0.35, 0.25]
@@ -55,7 +55,7 @@ def value(widget: Any, name: str) -> float:
 
 
 def open_live(page: Any, path: str, widget_name: str) -> Any:
-    page.goto(path)
+    visit(page, path)
     widget = page.locator(f'.sd-widget[data-widget="{widget_name}"]')
     # The build-time paint (a sketch or Plotly's chart, or a table), or the note that the URL asks for other numbers.
     expect(widget.locator(".sd-chart :is(svg.sd-sketch, .main-svg), table, .sd-pending").first).to_be_visible()

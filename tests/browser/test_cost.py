@@ -10,12 +10,12 @@ import json
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, switch_scheme
+from conftest import axe_violations, expect_plotly, shared_page, switch_scheme, visit
 from playwright.sync_api import expect
 
 from specdec_core import web
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 BOOT_MS = 60_000
 RACE_MS = 60_000  # the race plays in about 6 s of animation; a busy machine draws frames slowly
@@ -38,7 +38,7 @@ def expect_metric(page: Any, name: str, value: float, tol: float = 1e-9) -> None
 
 
 def open_live(page: Any, query: str = "") -> None:
-    page.goto("cost/" + query)
+    visit(page, "cost/" + query)
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
     expect(page.locator(ROOT)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
     expect_plotly(page)

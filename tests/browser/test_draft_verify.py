@@ -11,12 +11,12 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, wait_for_renders
+from conftest import expect_plotly, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 PROMPT = "Mr. Darcy looked at her and"
 # Spelled out: ruff flags literal Greek letters as confusable.
@@ -46,7 +46,7 @@ def metric(widget: Any, name: str) -> Any:
 
 
 def test_draft_step_drafts_the_next_seeds_words(page: Any) -> None:
-    page.goto("draft/")
+    visit(page, "draft/")
     widget = page.locator('.sd-widget[data-widget="draft"]').first
     chips = widget.locator(".sd-token--drafted")
     # Build-time paint: the seed-12 draft is on the page before Python is ready.
@@ -73,7 +73,7 @@ def test_draft_step_drafts_the_next_seeds_words(page: Any) -> None:
 
 
 def test_draft_gamma_slider_changes_the_figure_and_metrics(page: Any) -> None:
-    page.goto("draft/")
+    visit(page, "draft/")
     widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
     chart = widget.locator(".sd-chart")
     before = renders(chart)
@@ -91,7 +91,7 @@ def test_draft_gamma_slider_changes_the_figure_and_metrics(page: Any) -> None:
 
 
 def test_draft_prompt_choice_and_typed_text_as_pieces(page: Any) -> None:
-    page.goto("draft/")
+    visit(page, "draft/")
     widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
     widget.get_by_label("Prompt", exact=True).select_option("Elizabeth could not help")
     expect(widget.get_by_label("Or type your own")).to_have_value("Elizabeth could not help")
@@ -108,7 +108,7 @@ def test_draft_prompt_choice_and_typed_text_as_pieces(page: Any) -> None:
 
 
 def test_draft_risk_chart_follows_its_sliders(page: Any) -> None:
-    page.goto("draft/")
+    visit(page, "draft/")
     widget = live(page, '.sd-widget[data-widget="draft"] >> nth=1')
     chart = widget.locator(".sd-chart")
     before = renders(chart)
@@ -124,7 +124,7 @@ def test_draft_risk_chart_follows_its_sliders(page: Any) -> None:
 
 
 def test_verify_round_shows_the_packages_decisions(page: Any) -> None:
-    page.goto("verify/")
+    visit(page, "verify/")
     widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
     for seed in (12, 13):
         if seed == 13:
@@ -156,7 +156,7 @@ def test_verify_round_shows_the_packages_decisions(page: Any) -> None:
 
 
 def test_verify_url_state_is_clamped_and_reproduces_the_round(page: Any) -> None:
-    page.goto("verify/?gamma=99&seed=5")
+    visit(page, "verify/?gamma=99&seed=5")
     widget = page.locator('.sd-widget[data-widget="verify"]').first
     expect(widget.locator(".sd-notice")).to_contain_text("gamma 99 is out of range; clamped to 8")
     widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
@@ -169,7 +169,7 @@ def test_verify_url_state_is_clamped_and_reproduces_the_round(page: Any) -> None
 
 
 def test_verify_temperature_changes_the_figure_and_metrics(page: Any) -> None:
-    page.goto("verify/")
+    visit(page, "verify/")
     widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
     chart = widget.locator(".sd-chart")
     before = renders(chart)
@@ -183,7 +183,7 @@ def test_verify_temperature_changes_the_figure_and_metrics(page: Any) -> None:
 
 
 def test_acceptance_rates_widget_follows_alpha(page: Any) -> None:
-    page.goto("verify/")
+    visit(page, "verify/")
     widget = live(page, '.sd-widget[data-widget="verify"] >> nth=1')
     slider = widget.get_by_role("slider", name=ALPHA_LABEL)
     slider.focus()
@@ -207,7 +207,7 @@ def test_metrics_use_the_vocabulary_and_link_to_the_converter(
 ) -> None:
     """Mean beta is ``beta``, accepted / drafted is ``accept-rate``: a widget that shows two of the vocabulary's
     quantities says how they relate and links to the Tuning calculator, which converts between them."""
-    page.goto(path)
+    visit(page, path)
     widget = page.locator(".md-content .sd-widget").nth(nth)
     metrics = widget.locator("[data-metric]")
     expect(metrics).to_have_count(len(names))

@@ -12,12 +12,12 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, wait_for_renders
+from conftest import expect_plotly, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 BOOT_MS = 60_000
 COMPARE = '.sd-widget[data-widget="drafters-compare"]'
@@ -45,7 +45,7 @@ def expect_metric(page: Any, root: str, name: str, value: float, tol: float = 1e
 
 
 def open_live(page: Any, query: str = "") -> None:
-    page.goto("drafters/" + query)
+    visit(page, "drafters/" + query)
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
     for widget in (COMPARE, TYPICAL):
         expect(page.locator(widget)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)

@@ -11,13 +11,13 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, wait_for_renders
+from conftest import expect_plotly, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
 from specdec_core.web import home
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 READY = "Python is ready"
 RUN = {"rounds": 16}  # the page's run, as in docs/index.md
@@ -44,7 +44,7 @@ def expect_metrics(lab: Any, metrics: dict[str, float]) -> None:
 
 
 def open_home(page: Any, query: str = "") -> Any:
-    page.goto(query)
+    visit(page, query)
     status = page.locator("[data-sd-status]")
     expect(status).to_have_attribute("data-sd-status", "ready", timeout=LIVE)
     lab = page.locator('.sd-widget[data-widget="lab3d"]')

@@ -3,8 +3,9 @@
 The pages come from the built site's sitemap.xml, so a page added to the nav is checked without editing this file.
 The checks need the layout only, not Python: the build-time first paint mounts every widget with its controls and
 numbers, so each test waits for the widgets to be mounted and painted (data-sd-mounted, data-sd-paints), never for
-Pyodide. Also here: the chart toolbar (Plotly's mode bar) never covers a legend, and headings read as text in the
-table of contents and the search index (no raw LaTeX such as "\\(\\gamma\\)").
+Pyodide. The phone tests share one page that goes from page to page by instant navigation (conftest, ``visit``), so
+Python boots once for them all. Also here: the chart toolbar (Plotly's mode bar) never covers a legend, and headings
+read as text in the table of contents and the search index (no raw LaTeX such as "\\(\\gamma\\)").
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import re
 from typing import Any
 
 import pytest
-from conftest import BUILT_FOR, CHARTS_MS, SITE
+from conftest import BUILT_FOR, CHARTS_MS, SITE, shared_page, visit
 from playwright.sync_api import expect
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 PHONE = {"width": 390, "height": 844}
 on_a_phone = pytest.mark.browser_context_args(viewport=PHONE, service_workers="block")
@@ -61,7 +62,7 @@ OFF_SCREEN = """() => {
 @on_a_phone
 @pytest.mark.parametrize("path", PAGES, ids=[p.strip("/") or "home" for p in PAGES])
 def test_page_fits_a_phone_screen(page: Any, path: str) -> None:
-    page.goto(path)
+    visit(page, path)
     page.wait_for_function(WIDGETS_PAINTED)
     widths = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
     assert widths[0] <= widths[1], f"/{path} is {widths[0]} px wide on a {widths[1]} px screen"
@@ -94,7 +95,7 @@ MODEBAR_OVERLAPS = """(chart) => {
 @pytest.mark.parametrize("viewport", [PHONE, {"width": 1280, "height": 900}], ids=["phone", "desktop"])
 def test_chart_toolbar_never_covers_a_legend_on_verify(page: Any, viewport: dict[str, int]) -> None:
     page.set_viewport_size(viewport)
-    page.goto("verify/")
+    visit(page, "verify/")
     page.wait_for_function(WIDGETS_PAINTED)
     # Plotly itself draws every chart (the toolbar is Plotly's); no Python needed for that.
     expect(page.locator("html")).to_have_attribute("data-sd-charts", "plotly", timeout=CHARTS_MS)
@@ -114,7 +115,7 @@ def test_chart_toolbar_never_covers_a_legend_on_verify(page: Any, viewport: dict
 def test_home_lab_labels_fewer_rounds_on_a_phone(page: Any) -> None:
     """Plotly does not thin a 3D axis's tick labels: at 390 px the lab's 16 round labels ran into each other, so
     there the lab labels every 4th round (lab3d.js, fit); Plotly's own layout of the scene says which it drew."""
-    page.goto("")
+    visit(page, "")
     chart = page.locator('.sd-widget[data-widget="lab3d"] .sd-chart')
     expect(chart).to_have_attribute("data-sd-engine", "plotly", timeout=CHARTS_MS)
     dtick, span = chart.evaluate("(c) => [c._fullLayout.scene.xaxis.dtick, c._fullLayout.scene.xaxis.range]")

@@ -12,12 +12,12 @@ import re
 from typing import Any
 
 import pytest
-from conftest import SiteServer, expect_plotly, renders, wait_for_renders
+from conftest import SiteServer, expect_plotly, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 READY = "Python is ready"
 WIDGET = '.sd-widget[data-widget="playground"]'
@@ -42,7 +42,7 @@ def metric(page: Any, name: str) -> Any:
 
 
 def open_live(page: Any, query: str = "") -> Any:
-    page.goto("playground/" + query)
+    visit(page, "playground/" + query)
     widget = page.locator(WIDGET)
     # The build-time figure paints first (a sketch until Plotly has loaded), unless the URL asks for other settings:
     # then the widget says what it is computing.
@@ -127,7 +127,7 @@ def test_run_calls_grow_while_quick_and_shrink_when_slow(page: Any) -> None:
     """ui/widget.js's nextChunk sizes a Run's calls (Playground, trees): twice the rounds after a call quicker than
     CHUNK_MS / 2, half after one slower than CHUNK_MS (never below the widget's minimum or above its maximum), the
     same in between. Durations are given, not measured."""
-    page.goto("playground/")
+    visit(page, "playground/")
     sizes = page.evaluate(
         """async () => {
           const { nextChunk, CHUNK_MS: ms } = await import(new URL("js/ui/widget.js", window.SDLab.site).href);

@@ -12,13 +12,13 @@ import json
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, switch_scheme, wait_for_renders
+from conftest import axe_violations, expect_plotly, renders, shared_page, switch_scheme, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
 from specdec_core.web import sampling
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 ARGS = sampling.EXAMPLE | {"rounds": 480, "samples": 2000}  # the page's settings (docs/sampling.md)
 
@@ -38,7 +38,7 @@ def metric(widget: Any, name: str) -> Any:
 
 
 def open_live(page: Any, path: str = "sampling/") -> Any:
-    page.goto(path)
+    visit(page, path)
     widget = page.locator('.sd-widget[data-widget="sampling-lab"]')
     expect(widget.locator(".sd-chart :is(svg.sd-sketch, .main-svg), .sd-pending").first).to_be_visible()
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=60_000)

@@ -11,12 +11,12 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, switch_scheme, wait_for_renders
+from conftest import axe_violations, expect_plotly, renders, shared_page, switch_scheme, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 BOOT_MS = 90_000
 ROUND = '.sd-widget[data-widget="trees-round"]'
@@ -29,7 +29,7 @@ def value(page: Any, name: str) -> float:
 
 
 def open_live(page: Any, query: str = "") -> Any:
-    page.goto("trees/" + query)
+    visit(page, "trees/" + query)
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
     widget = page.locator(ROUND)
     expect(widget).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)

@@ -12,12 +12,12 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, wait_for_renders
+from conftest import expect_plotly, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 BOOT_MS = 60_000
 CALC = '.sd-widget[data-widget="tuning-calculator"]'
@@ -43,7 +43,7 @@ def expect_metric(page: Any, root: str, name: str, value: float, tol: float = 1e
 
 
 def open_live(page: Any, query: str = "") -> None:
-    page.goto("tuning/" + query)
+    visit(page, "tuning/" + query)
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
     expect(page.locator(CALC)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
     expect_plotly(page)

@@ -11,13 +11,13 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, switch_scheme
+from conftest import axe_violations, expect_plotly, renders, shared_page, switch_scheme, visit
 from playwright.sync_api import expect
 
 from specdec_core import web
 from specdec_core.web.vllm import example
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, shared_page]
 
 BOOT_MS = 60_000
 WIDGET = '.sd-widget[data-widget="tuning-vllm"]'
@@ -32,7 +32,7 @@ def native(metrics: str, later: str = "", cost: float = 0.05) -> dict[str, Any]:
 
 
 def open_ready(page: Any) -> Any:
-    page.goto("tuning/")
+    visit(page, "tuning/")
     expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "ready", timeout=BOOT_MS)
     widget = page.locator(WIDGET)
     expect(widget).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
