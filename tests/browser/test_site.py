@@ -5,9 +5,10 @@ touching this file; ``test_sitemap_lists_every_page_in_the_nav`` keeps that disc
 behaviour (what a slider should compute, Run, Step, URL state) is tested in each page's own file; here every page
 must merely reach ready, go live, stay accessible and keyboard-operable, survive instant navigation, paint
 without Python, and recover from a failed start-up. The accessibility check of every page (axe-core, light and
-dark) lives here: page files do not repeat it. Each page is booted once for all its live checks
-(``test_every_page_goes_live_and_is_accessible_and_keyboard_operable``), and the instant-navigation test visits
-every page in one document, so adding a page adds about one boot.
+dark) lives here: page files do not repeat it. The live checks of every page share one page that goes from page to
+page by instant navigation (``test_every_page_goes_live_and_is_accessible_and_keyboard_operable``, one boot for
+them all), the boot's first paint is checked per page with Python held back, and the instant-navigation test
+visits every page in one document.
 
 All waits are on visible state (``expect`` / ``wait_for_function``); the strict ``page`` fixture fails a test on
 any console error or request that leaves the site's origin.
@@ -22,7 +23,17 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
-from conftest import BUILT_FOR, MANIFEST, SITE, SiteServer, axe_violations, expect_plotly, no_service_worker
+from conftest import (
+    BUILT_FOR,
+    MANIFEST,
+    SITE,
+    SiteServer,
+    axe_violations,
+    expect_plotly,
+    no_service_worker,
+    shared_page,
+    visit,
+)
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -397,23 +408,20 @@ def expect_build_time_charts(page: Any, path: str, drawn_by: str) -> None:
 
 
 def expect_sketches_while_python_boots(page: Any, server: SiteServer, path: str) -> None:
-    """Opens ``path`` with the core's manifest held, so Python cannot be ready: Plotly is not loaded (it would
-    compete with the boot) and every chart is a sketch of its build-time figure. Releases the manifest."""
+    """Opens ``path`` with the core's manifest held (the caller releases it), so Python cannot be ready: Plotly is
+    not loaded (it would compete with the boot) and every chart is a sketch of its build-time figure."""
     server.hold(MANIFEST)
-    try:
-        open_page(page, server, path)
-        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
-        expect_build_time_charts(page, path, "sketch")
-        expect(page.locator("html")).to_have_attribute("data-sd-charts", "sketch")
-        expect(page.locator(".md-content .sd-chart .main-svg")).to_have_count(0)  # Plotly has drawn nothing
-        # Patterns and gradients are referenced by url(#id), which resolves page-wide: every id is unique.
-        repeated = page.evaluate(
-            "() => { const ids = [...document.querySelectorAll('svg.sd-sketch [id]')].map((e) => e.id);"
-            " return ids.filter((id, i) => ids.indexOf(id) !== i); }"
-        )
-        assert repeated == [], repeated
-    finally:
-        server.release()
+    open_page(page, server, path)
+    expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
+    expect_build_time_charts(page, path, "sketch")
+    expect(page.locator("html")).to_have_attribute("data-sd-charts", "sketch")
+    expect(page.locator(".md-content .sd-chart .main-svg")).to_have_count(0)  # Plotly has drawn nothing
+    # Patterns and gradients are referenced by url(#id), which resolves page-wide: every id is unique.
+    repeated = page.evaluate(
+        "() => { const ids = [...document.querySelectorAll('svg.sd-sketch [id]')].map((e) => e.id);"
+        " return ids.filter((id, i) => ids.indexOf(id) !== i); }"
+    )
+    assert repeated == [], repeated
 
 
 @pytest.mark.parametrize("path", LATER_PAGES, ids=page_id)
@@ -761,15 +769,27 @@ def expect_sliders_reachable_by_tab_and_moved_by_arrows(page: Any) -> None:
 
 
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_every_page_sketches_its_charts_while_python_boots(page: Any, server: SiteServer, path: str) -> None:
+    """While Python boots every chart is a sketch of its build-time figure and Plotly is not loaded. (How a page
+    goes on from there to ready and live is checked on the pages test_first_paint_... and test_code_listings_...
+    open, and by every page file's first test; the live checks of every page follow below.)"""
+    try:
+        expect_sketches_while_python_boots(page, server, path)
+    finally:
+        page.close()  # before the manifest is released: this page's Python is not needed
+        server.release()
+
+
+@shared_page
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any, server: SiteServer, path: str) -> None:
-    """One boot per page, then in turn: while Python boots every chart is a sketch of its build-time figure and
-    Plotly is not loaded; the page reaches ready, Plotly redraws every chart, and every widget goes live with no
-    error; gamma is named "Speculation length"; each chart Plotly drew matches its static sketch; axe finds nothing
-    serious in light or dark and the charts follow the palette; every slider is reachable by Tab and acts on its
-    arrow keys; the charts fit their boxes after a resize."""
-    expect_sketches_while_python_boots(page, server, path)
+    """The pages in turn in one shared page (instant navigation, one boot for them all): every widget goes live
+    with no error and Plotly draws every chart; gamma is named "Speculation length"; each chart Plotly drew matches
+    its static sketch; axe finds nothing serious in light or dark and the charts follow the palette; every slider
+    is reachable by Tab and acts on its arrow keys; the charts fit their boxes after a resize."""
+    visit(page, path)
     expect_ready(page)
-    expect_widgets_live(page)  # and every chart redrawn by Plotly
+    expect_widgets_live(page)  # and every chart drawn by Plotly
     expect(page.locator(".md-content svg.sd-sketch")).to_have_count(0)
     expect(page.locator(".sd-error")).to_have_count(0)
     expect_gamma_labelled_speculation_length(page)
