@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/web/*.py specdec_core/data/*)
 
-.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-browser lint bench wheel chromium clean
+.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-browser browser-suite lint bench wheel chromium clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -77,13 +77,18 @@ chromium:
 	fi
 
 test-browser: site site-zensical chromium
+	$(MAKE) --no-print-directory browser-suite
+
+# The browser tests alone, on the two sites as they are built.
+browser-suite:
 	$(PY) -m pytest -q tests/browser -p no:cacheprovider
 
-# Lint and the two core suites share the machine's cores (each is one process); their output is kept together per
-# target. The browser suite runs after them, alone: Chromium and the Python worker need both cores.
+# Lint, the two core suites, the two site builds and Chromium's install share the machine's cores (each is one
+# process); their output is kept together per target. The browser suite runs after them, alone: Chromium and the
+# Python worker need both cores.
 test:
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-native test-pyodide
-	$(MAKE) --no-print-directory test-browser
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-native test-pyodide site site-zensical chromium
+	$(MAKE) --no-print-directory browser-suite
 
 bench: $(VENV)/.installed node_modules/.installed dist/.built site chromium
 	$(PY) benchmarks/run.py

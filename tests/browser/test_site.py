@@ -182,9 +182,10 @@ def change_a_control(page: Any, drawn_by: str = ".main-svg") -> bool:
 # --- tests --------------------------------------------------------------------------------------------------
 
 
+@shared_page
 def test_sitemap_lists_every_page_in_the_nav(page: Any, server: SiteServer) -> None:
     """Discovery is complete: every page the navigation links to is in the sitemap these tests iterate over."""
-    open_page(page, server, "")
+    visit(page, "")
     hrefs: list[str] = page.evaluate(
         "() => [...new Set([...document.querySelectorAll('.md-nav--primary a.md-nav__link[href]')]"
         ".map(a => a.href.split('#')[0]))]"
@@ -194,9 +195,10 @@ def test_sitemap_lists_every_page_in_the_nav(page: Any, server: SiteServer) -> N
     assert linked <= set(PAGES), f"pages in the nav but not in the sitemap: {sorted(linked - set(PAGES))}"
 
 
+@shared_page
 def test_search_finds_a_page_and_opens_it(page: Any, server: SiteServer) -> None:
     """Material's search, served from the site: typing a word lists the pages that hold it, and a result opens."""
-    open_page(page, server, "")
+    visit(page, "")
     page.keyboard.press("/")  # Material's shortcut: focus the search box
     query = page.locator(".md-search__input")
     expect(query).to_be_focused()
@@ -212,9 +214,10 @@ def test_search_finds_a_page_and_opens_it(page: Any, server: SiteServer) -> None
     expect(page.locator(".md-content mark").first).to_have_text(re.compile("residual", re.IGNORECASE))
 
 
+@shared_page
 def test_python_in_the_page_runs_the_precompiled_core(page: Any, server: SiteServer) -> None:
     """The worker runs CPython 3.14 (Pyodide 314) and imported specdec_core from the bytecode the build shipped."""
-    open_page(page, server, "")
+    visit(page, "")
     expect_ready(page)
     info = page.evaluate("SDLab.call('runtime.info', {})")
     assert info["python"].startswith("3.14."), info
