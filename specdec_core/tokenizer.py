@@ -49,7 +49,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
-from itertools import pairwise
+from itertools import pairwise, repeat
 
 __all__ = [
     "BUNDLED_VOCAB_SIZE",
@@ -97,14 +97,17 @@ def merge(ids: Sequence[int], pair: _IdPair, token: int) -> list[int]:
     >>> merge([97, 97, 97, 98], (97, 97), 256)
     [256, 97, 98]
     """
+    first, second = pair
     out: list[int] = []
-    i = 0
-    while i < len(ids):
-        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+    i, last = 0, len(ids) - 1
+    while i <= last:
+        here = ids[i]
+        # The pair's first id is tested alone first: most positions fail there, before a tuple is ever built.
+        if here == first and i < last and ids[i + 1] == second:
             out.append(token)
             i += 2
         else:
-            out.append(ids[i])
+            out.append(here)
             i += 1
     return out
 
@@ -206,13 +209,19 @@ class Tokenizer:
         if cached is not None:
             return cached
         ids = list(chunk.encode("utf-8"))
+        ranks, unmerged = self._ranks, len(self._ranks)
         while len(ids) >= 2:
-            # The earliest-learned merge among the adjacent pairs; training made it before any other here.
-            pair = min(pairwise(ids), key=lambda p: self._ranks.get(p, len(self._ranks)))
-            rank = self._ranks.get(pair)
-            if rank is None:
+            # The earliest-learned merge among the adjacent pairs; training made it before any other here. A rank
+            # names one pair, so the smallest rank is the pair min(pairs, key=rank) would pick.
+            found = list(map(ranks.get, pairwise(ids), repeat(unmerged)))
+            rank = min(found)
+            if rank == unmerged:
                 break
-            ids = merge(ids, pair, 256 + rank)
+            if found.count(rank) == 1:  # the usual case: one occurrence, replaced in place without a rebuild
+                at = found.index(rank)
+                ids[at : at + 2] = [256 + rank]
+            else:
+                ids = merge(ids, self.merges[rank], 256 + rank)
         if len(self._chunk_cache) < 100_000:  # bounded: a reader can type any number of distinct words
             self._chunk_cache[chunk] = ids
         return ids
