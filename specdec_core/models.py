@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
+from itertools import pairwise
+from operator import itemgetter
 from typing import Protocol, TypeVar, overload
 
 from .distributions import check_alpha, shape, validate_probs
@@ -377,35 +379,35 @@ class _Counts:
     middle: dict[int, dict[int, int]]  # v -> w -> N1+(. v w): distinct left neighbours of "v w"
 
 
-def _bump(row: dict[int, int], token: int) -> None:
-    row[token] = row.get(token, 0) + 1
-
-
 @cache
 def _counts() -> _Counts:
     tokenizer = bundled_tokenizer()
     vocab, end = tokenizer.pieces(), tokenizer.end_token
     # Each paragraph is its own sequence: padded with <end> <end> before its first token (so an empty context,
     # which the models pad the same way, starts a paragraph) and closed by <end>. Counting within each sequence
-    # keeps the padding of one paragraph from reading as the continuation of the last.
+    # keeps the padding of one paragraph from reading as the continuation of the last. Counter counts in C, and
+    # keeps first-seen order, so every row and key below comes in the order the text first shows it.
+    triples: Counter[tuple[int, int, int]] = Counter()
+    pairs: Counter[tuple[int, int]] = Counter()
+    for paragraph in training_paragraphs():
+        stream = [end, end, *tokenizer.encode(paragraph), end]
+        triples.update(zip(stream, stream[1:], stream[2:], strict=False))
+        pairs.update(pairwise(stream[1:]))  # the pairs that end each triple
     size = len(vocab)
     unigram = [0] * size
     bigram: dict[int, dict[int, int]] = {}
+    for (v, w), count in pairs.items():
+        unigram[w] += count
+        bigram.setdefault(v, {})[w] = count
     trigram: dict[tuple[int, int], dict[int, int]] = {}
+    for (u, v, w), count in triples.items():
+        trigram.setdefault((u, v), {})[w] = count
     middle: dict[int, dict[int, int]] = {}
-    for paragraph in training_paragraphs():
-        stream = [end, end, *tokenizer.encode(paragraph), end]
-        for u, v, w in zip(stream, stream[1:], stream[2:], strict=False):
-            unigram[w] += 1
-            _bump(bigram.setdefault(v, {}), w)
-            row = trigram.setdefault((u, v), {})
-            if w not in row:
-                _bump(middle.setdefault(v, {}), w)
-            _bump(row, w)
-    left_types = [0] * size
-    for row in bigram.values():
-        for w in row:
-            left_types[w] += 1
+    for (v, w), count in Counter(map(itemgetter(1, 2), triples)).items():  # distinct triples ending in "v w"
+        middle.setdefault(v, {})[w] = count
+    left_types = [0] * size  # N1+(. w): distinct tokens seen before w
+    for w, count in Counter(map(itemgetter(1), pairs)).items():
+        left_types[w] = count
     n_types = sum(left_types)
     continuation = [(1 - _FLOOR) * c / n_types + _FLOOR / size for c in left_types]
     return _Counts(vocab, unigram, bigram, trigram, continuation, middle)
