@@ -13,12 +13,12 @@ itself (docs/exactness.md).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
 from .. import theory
-from ..distributions import sample
+from ..distributions import sampler
 from . import handler
 from .args import check_choice, check_int, check_labels, check_list, check_pair, check_seed
 from .correct import MAX_SAMPLES, fit_metrics, rotated, sample_rounds
@@ -212,11 +212,12 @@ def _teaching_broken_law(variant: str, p: list[Fraction], q: list[Fraction]) -> 
     return [x + rejected * f for x, f in zip(passed, fix, strict=True)]
 
 
-def _teaching_broken_token(parts: Sequence[list[float]], rng: random.Random) -> int:
-    """One broken round's emitted token, from the variant's float parts and three uniforms."""
-    draw, accept, fix = parts
-    x = sample(draw, rng.random())
-    return x if rng.random() < accept[x] else sample(fix, rng.random())
+def _teaching_broken_token(
+    draw: Callable[[float], int], accept: list[float], fix: Callable[[float], int], rng: random.Random
+) -> int:
+    """One broken round's emitted token, from the variant's float parts (the two laws as samplers), three uniforms."""
+    x = draw(rng.random())
+    return x if rng.random() < accept[x] else fix(rng.random())
 
 
 # --8<-- [end:broken_variants]
@@ -231,10 +232,12 @@ def teaching_broken_law(variant: str, p: list[Fraction], q: list[Fraction]) -> l
 def teaching_broken_counts(variant: str, p: list[Fraction], q: list[Fraction], n: int, rng: random.Random) -> list[int]:
     """How often each token is emitted by ``n`` one-token rounds of a broken ``variant``, drawn with ``rng``."""
     kind = check_choice(variant, "variant", [v for v in BROKEN_VARIANTS if v not in _REAL])
-    parts = tuple([float(x) for x in row] for row in _teaching_broken_parts(kind, p, q))
+    draw, accept, fix = ([float(x) for x in row] for row in _teaching_broken_parts(kind, p, q))
+    # Every round draws from the same two laws: their running sums are made once, not once per draw.
+    draw_token, fix_token = sampler(draw), sampler(fix)
     counts = [0] * len(p)
     for _ in range(n):
-        counts[_teaching_broken_token(parts, rng)] += 1
+        counts[_teaching_broken_token(draw_token, accept, fix_token, rng)] += 1
     return counts
 
 
