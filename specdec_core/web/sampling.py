@@ -96,7 +96,8 @@ def _rows(contexts: tuple[tuple[int, ...], ...]) -> tuple[tuple[list[float], lis
 
 
 def _argmax(row: Sequence[float]) -> int:
-    return max(range(len(row)), key=lambda i: (row[i], -i))  # the lowest id on ties, as temperature 0 picks
+    # The lowest id on ties, as temperature 0 picks: index() finds the first entry equal to the largest.
+    return row.index(max(row))
 
 
 # --8<-- [start:betas]
