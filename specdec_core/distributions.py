@@ -183,7 +183,10 @@ def sample(p: Sequence[float], u: float) -> int:
     >>> sample([0.5, 0.0, 0.5], 0.49), sample([0.5, 0.0, 0.5], 0.5), sample([0.5, 0.0, 0.5], 0.999999)
     (0, 2, 2)
     """
-    return sampler(p)(u)
+    # One draw walks the row and stops at the token: cheaper than ``sampler``'s sums, which pay off over many draws.
+    if not 0.0 <= u < 1.0:
+        raise ValueError(f"u must be in [0, 1) (got {u})")
+    return _first_above(p, u)
 
 
 def sampler(p: Sequence[float]) -> Callable[[float], int]:
@@ -217,7 +220,7 @@ def sampler(p: Sequence[float]) -> Callable[[float], int]:
 
 
 def _first_above(p: Sequence[float], u: float) -> int:
-    """``sample`` one token at a time: any row, and the fall-back for a ``u`` above the rounded total."""
+    """``sample``'s walk: any row, and ``sampler``'s fall-back for a ``u`` above the rounded total."""
     cumulative = 0.0
     last_positive = -1
     for i, pi in enumerate(p):
