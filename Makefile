@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/web/*.py specdec_core/data/*)
 
-.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-browser browser-suite lint bench wheel chromium clean
+.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-browser browser-suite browser-sitewide browser-pages lint bench wheel chromium clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,9 +79,20 @@ chromium:
 test-browser: site site-zensical chromium
 	$(MAKE) --no-print-directory browser-suite
 
-# The browser tests alone, on the two sites as they are built.
+# The browser tests alone, on the two sites as they are built: two pytest sessions side by side, each with its own
+# Chromium and server, since one session leaves about a fifth of the two cores idle (waiting on the page). The
+# site-wide files (every page, failures, offline) are one session; the pages' own files and Zensical's build, which
+# took about as long, the other.
+BROWSER_SITEWIDE := $(addprefix tests/browser/,test_site.py test_offline.py test_smoke.py test_assets.py)
+
 browser-suite:
-	$(PY) -m pytest -q tests/browser -p no:cacheprovider
+	$(MAKE) --no-print-directory -j2 --output-sync=target browser-sitewide browser-pages
+
+browser-sitewide:
+	$(PY) -m pytest -q -p no:cacheprovider $(BROWSER_SITEWIDE)
+
+browser-pages:
+	$(PY) -m pytest -q -p no:cacheprovider tests/browser $(addprefix --ignore=,$(BROWSER_SITEWIDE))
 
 # Lint, the two core suites, the two site builds and Chromium's install share the machine's cores (each is one
 # process); their output is kept together per target. The browser suite runs after them, alone: Chromium and the

@@ -29,9 +29,9 @@
 - Shared pages: in a module marked ``@shared_page`` (a page's own test file), the tests that would share the warm
   context also share one page, and ``visit(page, url)`` reaches each test's URL by instant navigation, as a reader
   following links does: Python, Plotly and the worker's caches stay, so the module boots Python once. ``visit``
-  falls back to a full load (``page.goto``) when the page is not yet on the site with Python ready. A test that
-  fails, or leaves the page changed (another viewport or colour scheme, an error banner, Python not ready), closes
-  it: the next test starts on a new page.
+  falls back to a full load (``page.goto``) when the page is not yet on the site with Python ready. After each
+  test the page gets its viewport back; a test that fails, or leaves the page otherwise changed (the dark colour
+  scheme, an error banner, Python not ready), closes it: the next test starts on a new page.
 
 Tests wait on visible state (``expect(...)``), never on sleeps.
 """
@@ -293,8 +293,10 @@ STARTED = "() => document.querySelector('[data-sd-status]')?.dataset.sdStatus !=
 
 
 def page_left_as_found(page: Any) -> bool:
-    if page.is_closed() or page.viewport_size != page.sd_viewport:
+    if page.is_closed():
         return False
+    if page.viewport_size != page.sd_viewport:  # a test of a phone's layout: the page lays out again at this size
+        page.set_viewport_size(page.sd_viewport)
     if page.url.startswith(page.sd_base):  # a boot under way is cheaper to finish than to start again
         page.wait_for_function(STARTED, timeout=CHARTS_MS)
     page.emulate_media(reduced_motion="no-preference")  # the context's own setting, whatever a test emulated

@@ -229,7 +229,10 @@ def test_takeaway_follows_the_setting(page: Any) -> None:
 
 
 # Resolves true once the Playground has published a result for its takeaway (module URLs resolve to one instance).
+# The page's modules run once the document is parsed (they are deferred); imported any earlier, they would run
+# before <body> exists, as no page ever runs them.
 PUBLISHED = """async () => {
+  if (document.readyState === "loading") return false;
   const { takeaway } = await import(new URL("../js/widgets/playground.js", document.baseURI).href);
   return takeaway.latest !== null;
 }"""
