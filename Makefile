@@ -95,8 +95,7 @@ browser-pages:
 	$(PY) -m pytest -q -p no:cacheprovider tests/browser $(addprefix --ignore=,$(BROWSER_SITEWIDE))
 
 # Lint, the two core suites, the two site builds and Chromium's install share the machine's cores (each is one
-# process); their output is kept together per target. The browser suite runs after them, alone: Chromium and the
-# Python worker need both cores.
+# process); their output is kept together per target. The browser suite's two sessions run after them, alone.
 test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-native test-pyodide site site-zensical chromium
 	$(MAKE) --no-print-directory browser-suite
