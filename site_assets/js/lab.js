@@ -5,6 +5,7 @@
 import { chartCount, preload, retryPlotly, startPlotly } from "./runtime/charts.js";
 import { onStatus, python } from "./runtime/python.js";
 import { showError, showStatus } from "./ui/status.js";
+import { pageShown } from "./ui/url.js";
 import { mountAll, remountAll, setRetry, widgetCount } from "./ui/widget.js";
 
 // Retry: a fresh worker if it failed, and every widget on the page mounted again from its placeholder.
@@ -56,6 +57,7 @@ function statusChanged(p) {
 onStatus(statusChanged);
 
 function onPage() {
+  pageShown(location.pathname);
   // Material's search overlay is a dialog without a name (axe-core: aria-dialog-name); the header persists.
   document.querySelector('.md-search[role="dialog"]:not([aria-label])')?.setAttribute("aria-label", "Search");
   showStatus(python);

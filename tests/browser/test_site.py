@@ -350,6 +350,24 @@ def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
     expect(page.locator(".sd-error")).to_have_count(0)
 
 
+def test_a_widget_of_the_page_left_never_writes_into_the_next_pages_link(page: Any, server: SiteServer) -> None:
+    """Instant navigation moves the address to the next page before that page arrives. A widget of the page still
+    on screen that changes in between (its module loaded late, a slider moved) leaves the next page's link alone:
+    it once wrote its own state there, and the next page read the old page's gamma from it."""
+    open_page(page, server, "cost/")
+    expect_ready(page)
+    expect_widgets_live(page)
+    slider = page.locator('.sd-widget[data-widget="cost"]').get_by_role("slider", name="Batch size")
+    shown = page.locator(f"output[for='{slider.get_attribute('id')}']")
+    before = shown.text_content() or ""
+    # What Material does on a click, before it fetches the next page.
+    page.evaluate("() => history.pushState(history.state, '', new URL('../tuning/?gamma=99', location.href))")
+    slider.focus()
+    slider.press("ArrowRight")
+    expect(shown).not_to_have_text(before)  # the change went through the widget, which writes the URL as it goes
+    assert page.url == server.base + "tuning/?gamma=99"
+
+
 # Widgets whose controls read gamma from the URL, and whose build-time result is for gamma = 4.
 GAMMA_FROM_URL = [
     ("bonus/", "bonus-sim"),

@@ -81,7 +81,14 @@ function readChoice(key, raw, { choices, value }, notes) {
   return nearest;
 }
 
+// The path of the page on screen (lab.js, each time a page's content is in place). Material's instant navigation
+// moves the address to the next page before that page arrives: a widget of the old page that mounts or changes in
+// between must not write its state into the next page's link.
+let shown = null;
+export const pageShown = (path) => void (shown = path);
+
 export function writeQuery(values) {
+  if (shown !== null && location.pathname !== shown) return;
   const url = new URL(location.href);
   for (const [key, value] of Object.entries(values)) url.searchParams.set(key, String(value));
   // Keep history.state: Material stores the scroll offset there for instant navigation.
