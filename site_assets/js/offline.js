@@ -8,6 +8,7 @@
 // after the page went live) from about 8 ms with service workers blocked to 13-55 ms, and with them the first
 // slider changes (bench_browser.py, section b). The worker then serves every later visit from its cache. When the
 // cache holds everything this page used, <html data-sd-offline="ready"> says so (tests and benchmarks wait on it);
+// before that it reads "waiting" while the page listens for the reader's input, then "installing".
 // if service workers are unavailable (an insecure origin, some private modes), the page works as before, online
 // only.
 
@@ -65,7 +66,9 @@ function ask(worker, message) {
 async function register() {
   await window.SDLab.ready();
   await chartsDone();
+  root.dataset.sdOffline = "waiting";
   await readerQuiet();
+  root.dataset.sdOffline = "installing";
   const registration = await navigator.serviceWorker.register(new URL("sw.js", window.SDLab.site), {
     scope: window.SDLab.site,
   });
