@@ -39,8 +39,12 @@ def open_live(page: Any, query: str = "") -> Any:
 
 def run_to_end(page: Any, widget: Any) -> None:
     widget.get_by_role("button", name="Run", exact=True).click()
-    expect(widget.locator(".sd-trees-progress")).to_have_text(re.compile(r"^200 / 200 rounds$"), timeout=BOOT_MS)
+    progress = widget.locator(".sd-trees-progress")
+    expect(progress).to_have_text(re.compile(r"^Run: 200 / 200 rounds played; [\d,]+ in the tally$"), timeout=BOOT_MS)
     expect(widget).not_to_have_attribute("data-sd-running", "true", timeout=BOOT_MS)
+    # The Run adds to the tally the verdict counts (the rounds before it included), and both say the same number.
+    tally = re.search(r"; ([\d,]+) in the tally", progress.inner_text()).group(1)  # type: ignore[union-attr]
+    expect(widget.locator(".sd-verdict")).to_contain_text(f" {tally} rounds, each from the same context")
 
 
 def test_more_candidates_give_more_tokens_per_pass_and_step_explains_a_round(page: Any) -> None:

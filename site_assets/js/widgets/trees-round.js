@@ -74,7 +74,7 @@ function view(ctx, settings) {
   function run(signal) {
     const played = async (rounds, done) => {
       await ctx.request({ extra: { rounds } });
-      progress.textContent = `${done + rounds} / ${runRounds} rounds`;
+      progress.textContent = `Run: ${done + rounds} / ${runRounds} rounds played; ${grouped(state.rounds)} in the tally`;
     };
     return ctx.chunked(signal, runRounds, played, { first: 5, min: 1, max: 200 });
   }
