@@ -37,7 +37,8 @@ def open_live(page: Any, query: str = "") -> Any:
     return widget
 
 
-def run_to_end(page: Any, widget: Any) -> None:
+def run_to_end(page: Any, widget: Any) -> int:
+    """Press Run and wait until its 200 rounds are played; returns the rounds in the tally."""
     widget.get_by_role("button", name="Run", exact=True).click()
     progress = widget.locator(".sd-trees-progress")
     expect(progress).to_have_text(re.compile(r"^Run: 200 / 200 rounds played; [\d,]+ in the tally$"), timeout=BOOT_MS)
@@ -45,6 +46,7 @@ def run_to_end(page: Any, widget: Any) -> None:
     # The Run adds to the tally the verdict counts (the rounds before it included), and both say the same number.
     tally = re.search(r"; ([\d,]+) in the tally", progress.inner_text()).group(1)  # type: ignore[union-attr]
     expect(widget.locator(".sd-verdict")).to_contain_text(f" {tally} rounds, each from the same context")
+    return int(tally.replace(",", ""))
 
 
 def test_more_candidates_give_more_tokens_per_pass_and_step_explains_a_round(page: Any) -> None:
@@ -63,7 +65,8 @@ def test_more_candidates_give_more_tokens_per_pass_and_step_explains_a_round(pag
     expect(widget.locator('[data-metric="tokens-per-pass-theory"]')).to_have_attribute(
         "data-value", re.compile(r"^3\.00508"), timeout=BOOT_MS
     )
-    run_to_end(page, widget)
+    expect(widget.locator(".sd-trees-progress")).to_have_text("")  # new settings, a new tally: the Run's line goes
+    tally = run_to_end(page, widget)
     four = value(page, "tokens-per-pass")
     assert abs(one - 1.875) < 0.3 and abs(four - 3.005) < 0.3 and four > one + 0.5
     assert value(page, "exact") == 1  # 200 rounds: the first tokens pass the goodness-of-fit check
@@ -73,6 +76,9 @@ def test_more_candidates_give_more_tokens_per_pass_and_step_explains_a_round(pag
     before = renders(tree)
     widget.get_by_role("button", name="Step", exact=True).click()
     wait_for_renders(tree, before)
+    # The Step added one round to the Run's tally, and the progress line says so.
+    expect(widget.locator(".sd-trees-progress")).to_have_text(f"Run: 200 / 200 rounds played; {tally + 1} in the tally")
+    expect(widget.locator(".sd-verdict")).to_contain_text(f" {tally + 1} rounds, each from the same context")
     lines = widget.locator(".sd-trees-explain li")
     expect(lines.first).to_have_text(re.compile(r"^Round \d+: the draft built a tree of \d+ nodes"))
     expect(lines.nth(1)).to_have_text(re.compile(r"^Level 1: 4 candidates"))

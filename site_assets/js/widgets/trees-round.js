@@ -47,6 +47,7 @@ export default define(import.meta.url, (settings) => {
 function view(ctx, settings) {
   const runRounds = settings.runRounds || 200;
   let state = null;
+  let lastRun = null; // [played, of]: the Run whose rounds are in the tally on screen, if one is
 
   const runner = ctx.runButton(run, "md-button--primary");
   const progress = el("output", "sd-note sd-trees-progress");
@@ -69,12 +70,19 @@ function view(ctx, settings) {
     verdict.classList.toggle("sd-verdict--bad", result.verdict.state === "inconsistent");
     explain.replaceChildren(...result.explain.map((line) => el("li", "", line)));
     emitted.textContent = `Last round emitted: ${result.tokens.map((t) => `“${t}”`).join(" ")}`;
+    showRun();
+  }
+
+  // A Step after a Run adds to its tally; Reset or new settings start another.
+  function showRun() {
+    if (lastRun) progress.textContent = `Run: ${lastRun[0]} / ${lastRun[1]} rounds played; ${grouped(state.rounds)} in the tally`;
   }
 
   function run(signal) {
     const played = async (rounds, done) => {
       await ctx.request({ extra: { rounds } });
-      progress.textContent = `Run: ${done + rounds} / ${runRounds} rounds played; ${grouped(state.rounds)} in the tally`;
+      lastRun = [done + rounds, runRounds];
+      showRun();
     };
     return ctx.chunked(signal, runRounds, played, { first: 5, min: 1, max: 200 });
   }
@@ -87,6 +95,7 @@ function view(ctx, settings) {
   async function reset() {
     await runner.stop();
     state = null;
+    lastRun = null;
     progress.textContent = "Reset: a new tally from round 1.";
     await ctx.request({ extra: { rounds: 1, fresh: true } });
   }
@@ -103,6 +112,10 @@ function view(ctx, settings) {
       state: extra?.fresh ? null : state,
     }),
     adopt(result) {
+      if (lastRun && result.state.rounds <= state.rounds) {
+        lastRun = null; // new settings: a new tally
+        progress.textContent = "";
+      }
       state = result.state;
     },
     paint,
