@@ -143,6 +143,7 @@ def test_bad_text_shows_its_message_in_place(page: Any) -> None:
     expect_plotly(page)
     rest(page)
     assert axe_violations(page, WIDGET) == []
+    switch_scheme(page)  # back to light: the module's other tests go on in this page instead of booting another
 
 
 def test_the_widget_fits_a_phone_and_passes_axe(page: Any) -> None:
