@@ -195,9 +195,15 @@ def test_sitemap_lists_every_page_in_the_nav(page: Any, server: SiteServer) -> N
     assert linked <= set(PAGES), f"pages in the nav but not in the sitemap: {sorted(linked - set(PAGES))}"
 
 
+# The search results whose text still holds TeX source (a \( or \[ delimiter).
+RESULTS_WITH_TEX_SOURCE = r"""() => [...document.querySelectorAll('.md-search-result__article')]
+  .map((a) => a.innerText).filter((t) => /\\[(\[]/.test(t))"""
+
+
 @shared_page
 def test_search_finds_a_page_and_opens_it(page: Any, server: SiteServer) -> None:
-    """Material's search, served from the site: typing a word lists the pages that hold it, and a result opens."""
+    """Material's search, served from the site: typing a word lists the pages that hold it, with their formulas
+    typeset, and a result opens."""
     visit(page, "")
     page.keyboard.press("/")  # Material's shortcut: focus the search box
     query = page.locator(".md-search__input")
@@ -208,10 +214,24 @@ def test_search_finds_a_page_and_opens_it(page: Any, server: SiteServer) -> None
     hrefs = page.evaluate("() => [...document.querySelectorAll('.md-search-result__item a[href]')].map(a => a.href)")
     assert hrefs and all(h.startswith(server.base) for h in hrefs), hrefs
     assert any(h.removeprefix(server.base).split("?")[0] == "correct/" for h in hrefs), hrefs
+    # The results quote each section's text, formulas too: those are typeset (js/math.js), never left as TeX source.
+    expect(page.locator(".md-search-result .katex").first).to_be_attached()
+    assert page.evaluate(RESULTS_WITH_TEX_SOURCE) == []
     results.first.click()
     expect(page).to_have_url(re.compile(re.escape(hrefs[0].split("?")[0])))
     # search.highlight marks the query on the page it opens
     expect(page.locator(".md-content mark").first).to_have_text(re.compile("residual", re.IGNORECASE))
+
+    # A word the search highlights inside a formula ("accepted" in the Draft page's \text{all } \gamma \text{ accepted})
+    # would split its source: the formula is typeset all the same.
+    page.keyboard.press("/")
+    expect(query).to_be_focused()
+    query.fill("")
+    query.press_sequentially("accepted")
+    expect(page.locator(".md-search-result__article", has_text="Why longer drafts are riskier")).to_have_count(1)
+    assert page.evaluate(RESULTS_WITH_TEX_SOURCE) == []
+    page.keyboard.press("Escape")  # the search closes: the shared page goes on as a reader's would
+    expect(query).not_to_be_focused()
 
 
 @shared_page
