@@ -120,6 +120,18 @@ def expect_widgets_live(page: Any) -> int:
     return count
 
 
+def expect_no_button_sends_a_chart_away(page: Any) -> None:
+    """Every chart has Plotly's tool bar, and none offers "Share chart...": plotly.js 4.1.1 shows that button by default
+    (showSendToCloud), and it offers to upload the chart to Plotly Cloud, a third party."""
+    charts = page.locator(".md-content .sd-chart.js-plotly-plot")
+    assert charts.count() > 0, "no chart drawn by Plotly on a chart page"
+    for i in range(charts.count()):
+        chart = charts.nth(i)
+        assert chart.locator(".modebar-btn").count() > 0, f"chart {i} has no tool bar"
+        titles = chart.locator(".modebar-btn").evaluate_all("buttons => buttons.map((b) => b.dataset.title)")
+        assert not [t for t in titles if "share" in t.lower() or "cloud" in t.lower()], f"chart {i}: {titles}"
+
+
 def chart_renders(widget: Any) -> int:
     total: int = widget.evaluate(
         "el => [...el.querySelectorAll('.sd-chart')].reduce((n, c) => n + Number(c.dataset.sdRenders || 0), 0)"
@@ -839,6 +851,7 @@ def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any,
     has_charts = path in CHART_PAGES
     if has_charts:
         expect_sketch_draws_what_plotly_draws(page, server)
+        expect_no_button_sends_a_chart_away(page)
     expect_accessible_and_charts_follow_the_scheme(page, has_charts)
     expect_sliders_reachable_by_tab_and_moved_by_arrows(page)
     if has_charts:

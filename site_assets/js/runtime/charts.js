@@ -18,7 +18,9 @@ const GL3D = new Set(["scatter3d", "mesh3d", "surface", "isosurface", "volume", 
 // is four times the pixels shown, and the software renderer a browser without a GPU uses spent ~25 ms a frame on
 // the home page's scene. Draw at the screen's ratio (1 to 2).
 const glRatio = () => Math.min(2, Math.max(1, window.devicePixelRatio || 1));
-const plotConfig = () => ({ responsive: true, displaylogo: false, displayModeBar: "hover", plotGlPixelRatio: glRatio() });
+// showSendToCloud defaults to true in plotly.js 4.1.1: its "Share chart..." button offers to upload the chart to
+// Plotly Cloud, a third party.
+const plotConfig = () => ({ responsive: true, displaylogo: false, displayModeBar: "hover", showSendToCloud: false, plotGlPixelRatio: glRatio() });
 
 const loads = new Map(); // bundle name -> Promise<Plotly>
 const loaded = new Map(); // bundle name -> Plotly, once its script has run
