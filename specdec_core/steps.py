@@ -232,7 +232,7 @@ def speculative_round_from_uniforms(
 ) -> Round:
     """One round of verify, then correct or bonus, with every random number supplied.
 
-    Worked example (the paper's single-position case): p = [.4, .35, .25], q = [.2, .2, .6], draft token 2.
+    Worked example (the site's own single-position example): p = [.4, .35, .25], q = [.2, .2, .6], draft token 2.
     p(2)/q(2) = .25/.6 ~ 0.417, so u = 0.9 rejects it and the correction comes from [4/7, 3/7, 0].
 
     >>> r = speculative_round_from_uniforms([[0.4, 0.35, 0.25], [1, 0, 0]], [[0.2, 0.2, 0.6]], [2], [0.9, 0.7])
