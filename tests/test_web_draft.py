@@ -144,6 +144,17 @@ def test_risk_bars_are_alpha_to_the_gamma_and_the_best_gamma_is_theorys() -> Non
     best = theory.optimal_gamma(0.7, 0.2, max_gamma=8)
     assert result["metrics"]["optimal-gamma"] == best
     assert result["metrics"]["speedup"] == pytest.approx(theory.speedup(0.7, best, 0.2), abs=1e-12)
+    assert result["metrics"]["all-accepted-prob"] == pytest.approx(0.7**best, abs=1e-12)
+
+
+@pytest.mark.parametrize("args", [{"alpha": 0.0, "cost": 0.05}, {"alpha": 0.8, "cost": 1.0}])
+def test_risk_at_best_gamma_zero_shows_no_all_accepted_probability(args: dict[str, float]) -> None:
+    """Nothing pays, so nothing is drafted: the probability that every draft passes has no draft to speak of (it
+    read 1.000 beside "Best gamma 0")."""
+    result = call("draft.risk", **args)
+    assert result["metrics"]["optimal-gamma"] == 0
+    assert result["metrics"]["speedup"] == 1.0
+    assert result["metrics"]["all-accepted-prob"] is None
 
 
 @pytest.mark.parametrize(("args", "name"), [({"alpha": math.nan}, "alpha"), ({"cost": math.inf}, "cost")])

@@ -123,7 +123,8 @@ def risk(alpha: float = 0.8, cost: float = 0.05) -> dict[str, Any]:
         "metrics": {
             "optimal-gamma": best,
             "speedup": round(theory.speedup(a, best, c), 12),
-            "all-accepted-prob": survive[best - 1] if best else 1.0,
+            # Best gamma 0 drafts nothing: no draft to be accepted, so no probability to show.
+            "all-accepted-prob": survive[best - 1] if best else None,
         },
     }
 
@@ -205,5 +206,6 @@ def _risk_figure(gammas: list[int], all_accepted: list[float], speedups: list[fl
     lay = layout(x_title=f"speculation length {GAMMA}", y_title="probability", y_range=[0, 1.02], height=340)
     lay["xaxis"]["dtick"], lay["margin"]["r"] = 1, 56
     lay["yaxis2"] = {"title": {"text": f"speedup {TIMES}"}, "tickformat": ".1f", "overlaying": "y", "side": "right"}
-    lay["yaxis2"].update(fixedrange=True, rangemode="tozero", showgrid=False)
+    # plotly.js 4.1.1 syncs an overlaying axis's ticks to the first axis's by default: 0.0, 0.7, 1.3, ... here.
+    lay["yaxis2"].update(fixedrange=True, rangemode="tozero", showgrid=False, tickmode="auto")
     return figure(data, lay)

@@ -23,7 +23,7 @@ function say(result, args, live) {
   if (!live) return null;
   const n = result.positions.length;
   return (
-    `Drafted ${n} word${n === 1 ? "" : "s"} with seed ${args.seed}: ${n} sequential calls to the cheap bigram model, ` +
+    `Drafted ${n} word${n === 1 ? "" : "s"} with seed ${args.seed}: ${n} sequential call${n === 1 ? "" : "s"} to the cheap bigram model, ` +
     `none to the target. Press Step to draft again with the next seed.`
   );
 }
@@ -53,7 +53,7 @@ const risk = (settings) => ({
   metrics: [
     { name: "optimal-gamma", label: "Best γ (1–8; 0 = do not speculate)" },
     { name: "speedup", label: "Speedup at the best γ", format: times },
-    { name: "all-accepted-prob", label: "P(all accepted) at the best γ", format: fixed(3) },
+    { name: "all-accepted-prob", label: "P(all accepted) at the best γ", format: (v) => (v === null ? "— (nothing drafted)" : fixed(3)(v)) },
   ],
   chart:
     "Bars: the probability that all γ drafted tokens are accepted, α to the power γ, for γ from 1 to 8; line: the expected speedup at draft cost c, with the best γ starred",
