@@ -137,6 +137,10 @@ def test_one_round_is_spoken_of_in_the_singular() -> None:
     summary = run(gamma=2, alpha=1.0, seed=0, rounds=16, shown=1)["summary"]
     assert summary.startswith("1 round played")
     assert "from 1 target pass." in summary and "1 bonus token;" in summary
+    one_draft = run(gamma=1, alpha=1.0, seed=0, rounds=16, shown=1)
+    assert one_draft["latest"].startswith("Round 1: drafted 1, accepted it, then the bonus")
+    one_token = run(gamma=1, alpha=0.0, seed=0, rounds=16, shown=1)["footnote"]
+    assert one_token.startswith("Counted over the round checked so far: 1 token, ")
 
 
 def test_perfect_match_accepts_everything() -> None:

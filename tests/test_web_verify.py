@@ -105,6 +105,23 @@ def test_verify_decisions_follow_u_against_p_over_q(seed: int) -> None:
     assert len(result["rows"]) == 7 and result["rows"][-1]["scores"] == "bonus"
 
 
+def test_one_draft_that_passes_is_spoken_of_in_the_singular() -> None:
+    """gamma = 1 and accepted (seed 0 accepts here): "It passed", not "All 1 passed"."""
+    summary = call("verify.ngram", prompt=PROMPT, gamma=1, seed=0)["summary"]
+    assert summary.startswith("Drafted 1, accepted 1. It passed, so the bonus")
+
+
+@pytest.mark.parametrize(("temperature", "top_k", "most"), [(0.0, 50, 1), (1.0, 2, 2), (1.0, 50, 3)])
+def test_top_words_list_only_words_the_target_can_write(temperature: float, top_k: int, most: int) -> None:
+    """A greedy row has one word, a top-2 row two: the table lists those and no zero-probability filler after them
+    (at temperature 0 it read "to 1.000 · <0x00> 0 · <0x01> 0")."""
+    result = call("verify.ngram", prompt=PROMPT, gamma=4, temperature=temperature, top_k=top_k, seed=0)
+    tops = [row["top"] for row in result["rows"]] + [result["final"]["top"]]
+    for top in tops:
+        assert 1 <= len(top) <= most and all(entry["p"] > 0 for entry in top), top
+    assert any(len(top) == most for top in tops)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 9])
 def test_verify_summary_tells_the_round(seed: int) -> None:
     """The status line's sentence names the round's counts, the rejected word with its u and threshold, and the

@@ -80,9 +80,11 @@ def _sentence(round_: steps.Round, words: list[str], r: int, pending: bool) -> s
     """One round in words, the way the Step button explains it."""
     gamma = round_.gamma
     if pending:
-        return f"Round {r}: drafted {gamma}; one target pass is about to check them all at once."
+        them = "it" if gamma == 1 else "them all at once"
+        return f"Round {r}: drafted {gamma}; one target pass is about to check {them}."
     if round_.ended_with == "bonus":
-        return f"Round {r}: drafted {gamma}, accepted all {gamma}, then the bonus “{words[round_.final_token]}”."
+        accepted = "it" if gamma == 1 else f"all {gamma}"
+        return f"Round {r}: drafted {gamma}, accepted {accepted}, then the bonus “{words[round_.final_token]}”."
     rejected = next(pos for pos in round_.positions if pos.outcome == "rejected")
     tail = f", discarded the {round_.discarded} after it" if round_.discarded else ""
     return (
@@ -139,7 +141,7 @@ def _footnote(metrics: dict[str, float]) -> str:
     counted = "round" if passes == 1 else f"{passes} rounds"
     speedup = f"speedup {metrics['speedup']:.2f}{TIMES} (theory {metrics['speedup-theory']:.2f}{TIMES})"
     return (
-        f"Counted over the {counted} checked so far: {int(metrics['tokens-emitted'])} tokens, {speedup}. "
+        f"Counted over the {counted} checked so far: {plural(int(metrics['tokens-emitted']), 'token')}, {speedup}. "
         "Theory assumes i.i.d. acceptance, as this model pair has (Leviathan et al. 2023, Eq. 1 and Theorem 3.8); "
         "a few rounds scatter around it."
     )

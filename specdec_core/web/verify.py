@@ -78,7 +78,8 @@ def ngram(
     source = residual(p_rows[at], q_rows[at]) if round_.ended_with == "correction" else p_rows[g]
 
     def top(row: list[float]) -> list[dict[str, Any]]:
-        return [{"word": words[t], "p": row[t]} for t in top_tokens(row, 3)]
+        # Greedy or top-k rows hold fewer than three tokens: the zeros after them are not "top words".
+        return [{"word": words[t], "p": row[t]} for t in top_tokens(row, 3) if row[t] > 0]
 
     return {
         "figure": _round_figure(positions),
@@ -107,7 +108,8 @@ def _summary(positions: list[dict[str, Any]], final: str, emitted: int) -> str:
     parts = [f"Drafted {len(positions)}, accepted {accepted}."]
     if rejected is None:
         bonus = f"the bonus “{final}” came from the target's last row, computed in the same pass."
-        parts.append(f"All {len(positions)} passed, so {bonus}")
+        passed = "It passed" if len(positions) == 1 else f"All {len(positions)} passed"
+        parts.append(f"{passed}, so {bonus}")
     else:
         were = f"the {discarded} draft after it was" if discarded == 1 else f"the {discarded} drafts after it were"
         parts.append(

@@ -39,7 +39,7 @@ export default define(import.meta.url, (settings) => ({
         const [fewest, most] = result.emitted;
         summary.textContent =
           `Of ${grouped(m.rounds)} simulated rounds, ${grouped(result.counts[g])} (${percent(m["bonus-share"])}) ` +
-          `accepted all ${g} drafts and took a bonus token from the target's row ${g + 1}; ` +
+          `accepted ${g === 1 ? "their one draft" : `all ${g} drafts`} and took a bonus token from the target's row ${g + 1}; ` +
           (fewest === most
             ? `every round emitted exactly ${most} token${most === 1 ? "" : "s"}.`
             : `the rounds emitted between ${fewest} and ${most} tokens, ${fixed(2)(m["tokens-per-pass"])} on average (± is two standard errors).`);

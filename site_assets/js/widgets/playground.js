@@ -81,6 +81,7 @@ function view(ctx) {
   const explain = announce("sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
 
   const sd = el("span", "sd-pg-sd");
+  const roundsWord = el("span", "", " rounds");
   const metrics = el(
     "dl",
     "sd-tiles",
@@ -88,7 +89,7 @@ function view(ctx) {
     theoryTile("Per-token acceptance rate α", "alpha"),
     theoryTile("Tokens / target pass", "tokens-per-pass"),
     theoryTile("Speedup (cost c)", "speedup"),
-    tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), " rounds"),
+    tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), roundsWord),
     tile("Output = target?", output("exact", "sd-verdict-value"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
   );
   // The whole-run numbers average every round so far; these show what the settings of the last rounds give.
@@ -220,6 +221,7 @@ function view(ctx) {
   function paint(result) {
     const m = result.metrics;
     for (const [name, format] of Object.entries(FORMATS)) ctx.setMetric(name, m[name] ?? "", format(m[name]));
+    roundsWord.textContent = m.rounds === 1 ? " round" : " rounds";
     sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
     recentHead.textContent = m["recent-rounds"]
       ? `The last ${m["recent-rounds"]} rounds alone (the numbers above average all ${int(m.rounds)}): after a change of settings, these show it.`
