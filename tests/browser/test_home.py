@@ -134,6 +134,9 @@ def test_step_explains_one_round_and_reset_starts_over(page: Any) -> None:
     lab = open_home(page, "?seed=3")
     latest = lab.locator(".sd-lab3d__latest")
     summary = lab.locator(".sd-lab3d__summary")
+    # The lab opens on the whole run: Step starts it over, round 1 drafted (it was disabled there, with no hint).
+    lab.get_by_role("button", name="Step", exact=True).click()
+    expect(latest).to_have_text(native(seed=3, shown=1, pending=True)["latest"], timeout=LIVE)
     lab.get_by_role("button", name="Reset", exact=True).click()
     expect(latest).to_have_text(native(seed=3, shown=1, pending=True)["latest"], timeout=LIVE)
     # Round 1 is drafted but not checked: the summary and the cards must not tell its outcome yet.

@@ -130,7 +130,6 @@ export default define(import.meta.url, (settings) => ({
         latest.textContent = result.latest;
         summary.textContent = result.summary;
         paintTable(table, result.table);
-        step.disabled = frame.shown >= rounds && !frame.pending;
         // Before the first check there is nothing to count: a card says so instead of a number.
         for (const { name } of CARDS) if (!(name in result.metrics)) ctx.setMetric(name, "", "—");
         footnote.textContent = result.footnote;
