@@ -23,7 +23,7 @@ function say(result, args, live) {
   if (!live) return null;
   const n = result.positions.length;
   return (
-    `Drafted ${n} word${n === 1 ? "" : "s"} with seed ${args.seed}: ${n} sequential call${n === 1 ? "" : "s"} to the cheap bigram model, ` +
+    `Drafted ${n} token${n === 1 ? "" : "s"} with seed ${args.seed}: ${n} sequential call${n === 1 ? "" : "s"} to the cheap bigram model, ` +
     `none to the target. Press Step to draft again with the next seed.`
   );
 }
@@ -37,9 +37,9 @@ const ngram = (settings) =>
       { name: "alpha-to-gamma", label: "α^γ with α = mean β", format: prob },
     ],
     chart:
-      "Per draft position, a horizontal bar chart of the draft model's most likely next words by q, the drafted word highlighted, with the target's p for the same words as diamonds",
+      "Per draft position, a horizontal bar chart of the draft model's most likely next tokens by q, the drafted token highlighted, with the target's p for the same tokens as diamonds",
     stepTitle: "Draft again with the next seed",
-    textLabel: "The prompt and the drafted words",
+    textLabel: "The prompt and the drafted tokens",
     note: "β is one position's chance of passing; the per-token acceptance rate α is β's average over positions, here estimated by the mean β of these γ.",
     words: drafted,
     say,

@@ -22,7 +22,7 @@ export function roundWidget(settings, parts) {
       { key: "prompt", label: "Or type your own", kind: "text", value: start.prompt, maxLength: 400 },
       param("gamma", start.gamma),
       param("temperature", start.temperature, { url: false }),
-      { key: "top_k", label: "Top-k (0 = all words)", kind: "number", min: 0, max: 1000, step: 1, value: start.top_k },
+      { key: "top_k", label: "Top-k (0 = all tokens)", kind: "number", min: 0, max: 1000, step: 1, value: start.top_k },
       { key: "top_p", label: "Top-p", min: 0.05, max: 1, step: 0.05, value: start.top_p, format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)) },
       param("seed", start.seed),
     ],

@@ -26,7 +26,7 @@ function table(result) {
   t.innerHTML =
     "<caption>One target pass gives γ + 1 rows: row i scores draft i; the last row is the bonus distribution</caption>" +
     "<thead><tr><th scope=col>row: draft x</th><th scope=col>q(x)</th><th scope=col>p(x)</th>" +
-    "<th scope=col>min(1, p/q)</th><th scope=col>u</th><th scope=col>verdict</th><th scope=col>target's top words in this row</th></tr></thead>";
+    "<th scope=col>min(1, p/q)</th><th scope=col>u</th><th scope=col>verdict</th><th scope=col>target's top tokens in this row</th></tr></thead>";
   const row = (targetRow, i) => {
     const pos = result.positions[i];
     const cells = pos
