@@ -18,8 +18,8 @@ export default define(import.meta.url, (settings) => {
   return {
     controls: [
       param("alpha", base.alpha),
-      param("k", base.k, { label: "Candidates per position k (right chart)" }),
-      param("depth", base.depth, { label: "Tree depth (largest static tree, right chart)" }),
+      param("k", base.k, { label: "Candidates per position k (second chart)" }),
+      param("depth", base.depth, { label: "Tree depth (largest static tree, second chart)" }),
       { key: "replacement", label: "Children drawn", kind: "select", options: MODES, value: String(base.replacement) },
     ],
     metrics: [],
