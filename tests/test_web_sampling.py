@@ -160,6 +160,15 @@ def test_at_temperature_zero_the_pitfall_disappears() -> None:
     assert m["exact-tv"] == 0.0 and m["tv-distance"] == 0.0 and m["exact"] == 1
 
 
+def test_the_pitfall_chart_names_only_tokens_the_target_or_the_draft_can_emit() -> None:
+    """At temperature 0 the target row is one-hot: the chart shows that token (and "others"), not six byte tokens
+    of probability 0 ("<0x00>", "<0x01>", ...) as its likeliest."""
+    bars = run(temperature=0.0, rounds=16, samples=200, declared="softmax")["figures"]["pitfall"]["data"]
+    labels, target = bars[0]["x"], bars[0]["y"]
+    assert labels[-1] == "others" and 2 <= len(labels) <= 3, labels
+    assert target[0] == 1.0 and not any(label.startswith("<0x") for label in labels), labels
+
+
 def test_is_deterministic_with_a_seed() -> None:
     args = {"rounds": 64, "samples": 300}
     assert run(**args, seed=2) == run(**args, seed=2)

@@ -308,7 +308,8 @@ def _pitfall_figure(
 ) -> Figure:
     """Target p against this draft's exact output law and its sample, on the target's likeliest tokens and the
     token the greedy draft proposes (where the pitfall piles up its mass)."""
-    shown = top_tokens(p, SHOWN)
+    # A greedy or top-k target has fewer than SHOWN tokens: the zeros after them are no "likeliest tokens".
+    shown = [t for t in top_tokens(p, SHOWN) if p[t] > 0]
     shown += [] if proposed in shown else [proposed]
     labels = [pair.vocab[t] for t in shown] + ["others"]
     n = sum(counts)
