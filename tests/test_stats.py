@@ -112,6 +112,15 @@ def test_tv_noise_pools_groups_by_their_own_rows() -> None:
     assert tv_noise([50, 50], [[1.0, 0.0], [0.5, 0.5]]) == pytest.approx(math.sqrt(25 / math.pi) / 100)
 
 
+def test_tv_noise_of_many_rare_cells_stays_a_total_variation() -> None:
+    """Ten draws over 1,000 equal cells: each cell's count is 0 or more, never negative, so E|X - m| = 2 m P(X = 0)
+    exactly (m = 0.01 < 1), and the expected TV is (1/n) sum_y m_y P(X_y = 0) = 0.999 ** 10 = 0.990. The normal
+    approximation alone said 3.99, above TV's ceiling of 1; with each cell held to 2 m it says 1.0 (within 0.011)."""
+    level = tv_noise([10], [[0.001] * 1000])
+    assert level <= 1.0
+    assert level == pytest.approx(0.999**10, abs=0.011)
+
+
 def test_tv_noise_rejects_an_empty_sample() -> None:
     with pytest.raises(ValueError, match="visits"):
         tv_noise([0], [[1.0]])
