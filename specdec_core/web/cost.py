@@ -18,7 +18,7 @@ from ..costs import HARDWARE, MODELS
 from . import handler
 from .args import check_choice, check_int, check_number, check_seed
 from .draft import MAX_PAGE_GAMMA
-from .plot import GAMMA, TIMES, Figure, figure, layout, line
+from .plot import GAMMA, TIMES, Figure, figure, layout, line, plural
 
 #: The controls' choices: powers of two, as serving engines size their batches and contexts.
 BATCHES = [2**i for i in range(11)]  # 1 .. 1024
@@ -216,8 +216,8 @@ def _presets(s: _Setup) -> list[dict[str, str]]:
             {
                 "role": role,
                 "name": m.name,
-                "numbers": f"{m.parameters / gb:.2f}B parameters, {m.layers} layers, {m.kv_heads} KV heads of "
-                f"{m.head_dim}, {s.bits}-bit weights",
+                "numbers": f"{m.parameters / gb:.2f}B parameters, {plural(m.layers, 'layer')}, "
+                f"{plural(m.kv_heads, 'KV head')} of {m.head_dim}, {s.bits}-bit weights",
                 "source": m.source,
             }
             for role, m in (("Target", s.target), ("Draft", s.draft))

@@ -206,7 +206,8 @@ def _explain(tree: multidraft.TreeRound, pair: models.Pair, number: int) -> list
         words = ", ".join(f"“{_label(pair, tree.nodes[c].token)}”" for c in kids)
         head = f"Level {level}: {plural(len(kids), 'candidate')} ({words}); "
         if verdict.accepted is None:
-            lines.append(head + f"all {len(kids)} rejected, so the walk stopped here.")
+            rejected_all = {1: "it was rejected", 2: "both rejected"}.get(len(kids), f"all {len(kids)} rejected")
+            lines.append(head + f"{rejected_all}, so the walk stopped here.")
             break
         node = kids[verdict.accepted]
         rejected = f"{plural(verdict.accepted, 'candidate')} rejected, then " if verdict.accepted else ""

@@ -58,6 +58,7 @@ def test_batch_size_moves_the_speedup_across_break_even_and_the_url_round_trips(
     assert slow["speedup"] < 1
     expect_metric(page, "speedup", slow["speedup"])
     expect(verdict).to_have_attribute("data-pays", "false")
+    expect(verdict).to_contain_text("compute-bound, and every draft token the target checks now costs arithmetic time")
     expect(root.locator('[data-metric="compute-bound"]')).to_have_text("compute-bound")
     assert "batch=1024" in page.url and "context=128" in page.url
 
@@ -66,6 +67,13 @@ def test_batch_size_moves_the_speedup_across_break_even_and_the_url_round_trips(
     expect_metric(page, "speedup", slow["speedup"])
     expect(root.get_by_role("slider", name="Batch size")).to_have_attribute("aria-valuetext", "1,024")
     expect(root.get_by_role("slider", name="Context length")).to_have_attribute("aria-valuetext", "128")
+
+    # Slower at batch 1 too when no draft is accepted: the pass is memory-bound there, so the verdict blames the
+    # drafts, not arithmetic (it named arithmetic time for a memory-bound pass).
+    open_live(page, "?context=128&batch=1&alpha=0")
+    expect_metric(page, "speedup", native("cost.model", context=128, alpha=0.0)["metrics"]["speedup"])
+    expect(verdict).to_have_attribute("data-pays", "false")
+    expect(verdict).to_contain_text("memory-bound, so checking costs what generating one token does, but too few")
 
 
 def test_out_of_range_links_are_clamped_and_said_and_70b_does_not_fit(page: Any) -> None:

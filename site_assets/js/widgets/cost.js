@@ -72,7 +72,10 @@ function view(ctx) {
       verdict.textContent = pays
         ? `${where}, speculation is ${times(m.speedup)} faster per token: ${pass}` +
           (result.bound.verify === "memory" ? ", so checking γ + 1 tokens costs what generating one does." : ", yet the tokens it saves still outweigh the drafts.")
-        : `${where}, speculation is slower (${times(m.speedup)}): ${pass}, and every draft token the target checks now costs arithmetic time.`;
+        : `${where}, speculation is slower (${times(m.speedup)}): ${pass}, ` +
+          (result.bound.verify === "memory"
+            ? "so checking costs what generating one token does, but too few drafts are accepted to pay for drafting them."
+            : "and every draft token the target checks now costs arithmetic time.");
       const fits = m["memory-fits"] === 1;
       memory.dataset.fits = String(fits);
       memory.classList.toggle("sd-verdict--ok", fits);

@@ -58,7 +58,7 @@ export default define(import.meta.url, (settings) => ({
           `${chosen.label}: ${fixed(3)(chosen["tokens-per-pass"])} tokens per target pass, ` +
           `${(100 * chosen["accept-rate"]).toFixed(1)}% of its drafts accepted; it drafted in ${chosen.rounds_with_drafts} of ${chosen.rounds} rounds. ` +
           "Whatever the drafter, the text follows the target's distribution exactly.";
-        sampleTitle.textContent = `First continuation with ${chosen.label.toLowerCase()} (outlined: drafts the target accepted; plain: tokens the target drew itself):`;
+        sampleTitle.textContent = `First continuation with ${chosen.label.toLowerCase()} (green: drafts the target accepted; plain: tokens the target drew itself):`;
         sample.replaceChildren(...result.sample.map(([text, kind]) => el("span", kind === "draft" ? "sd-token sd-token--accepted" : "sd-token", text.replace(/\n/g, "⏎"))));
       },
     };

@@ -33,7 +33,7 @@ export default define(import.meta.url, (settings) => ({
         const more = m["accept-rate-typical"] > m["accept-rate-exact"];
         verdict.textContent =
           `Typical acceptance keeps ${(100 * m["accept-rate-typical"]).toFixed(1)}% of the drafts (${more ? "more" : "fewer"} than the exact rule's ${(100 * m["accept-rate-exact"]).toFixed(1)}%), ` +
-          `but its output is at distance ${fixed(3)(m["tv-distance"])} from the target's: it is lossy. The exact rule's distance is 0.`;
+          `${more ? "but" : "and"} its output is at distance ${fixed(3)(m["tv-distance"])} from the target's: it is lossy. The exact rule's distance is 0.`;
       },
     };
   },
