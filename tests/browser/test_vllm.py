@@ -114,8 +114,10 @@ def test_bad_text_shows_its_message_in_place(page: Any) -> None:
     nothing serious in the dark scheme, with the message and with the results."""
     widget = open_ready(page)
     area = widget.get_by_label("vLLM metrics")
+    # Typed text is read once typing pauses, with the focus still in the area (it waited for the area to lose focus,
+    # and the figures of the text before stayed on screen meanwhile).
     area.fill("this is not a metrics page")
-    area.press("Tab")
+    expect(area).to_be_focused()
     message = widget.locator(".sd-vllm-message")
     expect(message).to_have_attribute("data-state", "error", timeout=BOOT_MS)
     expect(message).to_have_text(native("this is not a metrics page")["message"])

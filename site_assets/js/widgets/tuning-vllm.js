@@ -24,6 +24,7 @@ const COST_MODELS = [
   ["roofline", "Roofline: hardware and models"],
 ];
 const ROOFLINE_KEYS = ["hardware", "target", "draft", "batch", "context"];
+const TYPING_MS = 600; // a pause in typing this long commits the text
 const COLUMNS = [
   ["position", "Position k", (v) => String(v)],
   ["accepted", "Drafts accepted at k", grouped],
@@ -90,8 +91,21 @@ function view(ctx) {
   chooseModel();
   ctx.on(costmodel.input, "change", chooseModel);
 
-  // A paste is a complete edit: analyse it at once rather than when the area loses focus.
-  for (const area of [metrics, later]) ctx.on(area.input, "paste", () => setTimeout(() => area.input.dispatchEvent(new Event("change")), 0));
+  // A paste is a complete edit: analysed at once. Typing or deleting is analysed once it pauses for TYPING_MS, so
+  // the figures never stay those of the text before until the area loses focus.
+  for (const area of [metrics, later]) {
+    let timer = null;
+    const commit = () => {
+      clearTimeout(timer);
+      area.input.dispatchEvent(new Event("change"));
+    };
+    ctx.on(area.input, "paste", () => setTimeout(commit, 0));
+    ctx.on(area.input, "input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(commit, TYPING_MS);
+    });
+    ctx.signal.addEventListener("abort", () => clearTimeout(timer));
+  }
 
   const show = (state, text) => {
     results.hidden = state !== "ok";
