@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from specdec_core import vllm_metrics, web
+from specdec_core import costs, vllm_metrics, web
 from specdec_core.costs import HARDWARE, MODELS
 from specdec_core.web.vllm import example
 
@@ -125,6 +125,28 @@ def test_the_roofline_recommends_the_packages_gamma_and_links_the_cost_page() ->
         run(metrics=texts["metrics"], later=texts["later"], costmodel="roofline", batch=b)["roofline"]["best-profile"]
         for b in (1, 256)
     ] == [3, 2]
+
+
+def test_the_roofline_warns_when_the_models_do_not_fit() -> None:
+    """Batch 1,024 at 32,768 tokens of context needs terabytes of KV cache; the 70B target's weights alone take 141 GB: both
+    say they do not fit one H100's 80 GB, with the Cost page's figure (costs.memory_needed); the defaults fit."""
+    texts = example()
+
+    def roof(**args: Any) -> dict[str, Any]:
+        roofline: dict[str, Any] = run(metrics=texts["metrics"], costmodel="roofline", **args)["roofline"]
+        return roofline
+
+    fits = roof()
+    assert fits["memory-fits"] == 1 and "do not fit" not in fits["text"]
+    for args in ({"batch": 1024, "context": 32768}, {"target": "llama-3.1-70b"}):
+        settings = {"target": "llama-3.1-8b", "batch": 1, "context": 1024} | args
+        need = costs.memory_needed(
+            MODELS[settings["target"]], MODELS["llama-3.2-1b"], context=settings["context"], batch=settings["batch"]
+        )
+        assert need > HARDWARE["h100"].memory
+        result = roof(**args)
+        assert result["memory-fits"] == 0
+        assert f"need {need / 1e9:,.1f} GB, and this hardware has 80 GB" in result["text"]
 
 
 def test_bad_roofline_settings_are_errors_naming_the_argument() -> None:

@@ -189,13 +189,23 @@ class _Roofline:
             )
         else:
             bound = f"the verification pass is compute-bound at every {GAMMA} (the ridge is {ridge:,.0f} tokens)"
+        text = f"Here a draft step costs c = {c:.3f} of a plain target pass, and {bound}."
+        # As the Cost page warns: a roofline times passes, not whether the models and caches fit.
+        need = costs.memory_needed(self.target, self.draft, context=self.context, batch=self.batch)
+        fits = need <= self.hardware.memory
+        if not fits:
+            text += (
+                f" These models do not fit: the weights and KV caches need {need / 1e9:,.1f} GB, and this hardware "
+                f"has {self.hardware.memory / 1e9:,.0f} GB. The times assume they fit."
+            )
         return {
             "best-profile": p.best_profile,
             "best-iid": p.best_iid,
             "speedup": round(p.speedup(a.profile, p.best_profile), 12),
             "draft-cost": round(c, 12),
             "memory-bound-to": last,
-            "text": f"Here a draft step costs c = {c:.3f} of a plain target pass, and {bound}.",
+            "memory-fits": int(fits),
+            "text": text,
             "query": {
                 "hardware": self.hardware.key,
                 "target": self.target.key,
