@@ -128,8 +128,9 @@ def test_the_roofline_recommends_the_packages_gamma_and_links_the_cost_page() ->
 
 
 def test_the_roofline_warns_when_the_models_do_not_fit() -> None:
-    """Batch 1,024 at 32,768 tokens of context needs terabytes of KV cache; the 70B target's weights alone take 141 GB: both
-    say they do not fit one H100's 80 GB, with the Cost page's figure (costs.memory_needed); the defaults fit."""
+    """Batch 1,024 at 32,768 tokens of context needs terabytes of KV cache; the 70B target's weights alone take
+    141 GB: both say they do not fit one H100's 80 GB, with the Cost page's figure (costs.memory_needed); the
+    defaults fit."""
     texts = example()
 
     def roof(**args: Any) -> dict[str, Any]:
