@@ -292,6 +292,16 @@ def test_broken_variants_fail_the_test_and_the_real_round_passes(page: Any) -> N
     expect(metric(widget, "tv-distance")).to_have_attribute("data-value", re.compile(r"\d"), timeout=60_000)
     assert value(widget, "tv-distance") <= tv_bound(n, 3)
 
+    # The seed is the reader's: Sample keeps it, so the sample on screen is the native one of seed 0, and a new
+    # seed clears it (the seed used to step on by itself after each press, so no number could be reproduced).
+    seed = widget.get_by_role("spinbutton", name="Seed")
+    expect(seed).to_have_value("0")
+    drawn = native("exactness.broken", variant="exact", p=P, q=Q, n=n, seed=0)["metrics"]["tv-distance"]
+    expect(metric(widget, "tv-distance")).to_have_attribute("data-value", js_number(drawn))
+    seed.fill("1")
+    seed.press("Tab")
+    expect(metric(widget, "tv-distance")).to_have_text("not sampled")
+
 
 def test_greedy_draft_declared_soft_shows_its_law_and_fails_the_test(page: Any) -> None:
     """The greedy-draft-declared-as-soft-q tab: exact law [1/3, 1/4, 5/12] in fractions, TV 1/6 from p; a sample of

@@ -23,7 +23,8 @@ const SAMPLED = ["tv-distance", "tv-noise", "p-value", "exact"];
 export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "variant", label: "Implementation", kind: "select", options: Object.entries(NAMES), value: settings.args?.variant ?? "exact" },
-    param("seed", 0, { url: false, live: false }), // only Sample uses it
+    // Only Sample uses the seed; changing it clears the sample on screen, which was drawn with another.
+    param("seed", 0, { url: false }),
   ],
   args: (v, s, extra) => ({ variant: v.variant, p: s.args.p, q: s.args.q, labels: s.args.labels, n: extra?.n ?? 0, seed: v.seed }),
   metrics: [
@@ -41,10 +42,8 @@ export default define(import.meta.url, (settings) => ({
     const verdict = announce("sd-verdict");
     ctx.el.append(ctx.controls.variant.root, description, row, verdict, ctx.tiles(), ctx.charts.figure);
 
-    async function sample() {
-      const seed = ctx.controls.seed.value;
-      if (await ctx.request({ extra: { n: SAMPLES } })) ctx.set({ seed: seed + 1 }, { quiet: true }); // a fresh sample next
-    }
+    // The seed is the reader's: a press draws the sample of the seed on screen, and never changes it.
+    const sample = () => ctx.request({ extra: { n: SAMPLES } });
 
     return {
       paint(result) {
