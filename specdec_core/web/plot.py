@@ -105,13 +105,16 @@ def layout(
     y |= ({"range": [y_range[0], y_range[1]]} if y_range is not None else {}) | (yaxis or {})
     out: dict[str, Any] = {
         "height": height,
-        "margin": {"l": 56, "r": 16, "t": 48 if title else 24, "b": 48} | (margin or {}),
+        "margin": {"l": 56, "r": 16, "t": 80 if title else 24, "b": 48} | (margin or {}),
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "xanchor": "left", "yanchor": "bottom"},
         "xaxis": x,
         "yaxis": y,
     }
     if title:
-        out["title"] = {"text": title, "x": 0, "xanchor": "left"}
+        # At the top of the figure, above the legend (which Plotly sets above the plot, growing the top margin for
+        # it): in the middle of the margin, as Plotly places a title by default, a long legend ran over it.
+        out["title"] = {"text": title, "x": 0, "xanchor": "left", "y": 1, "yref": "container", "yanchor": "top"}
+        out["title"] |= {"pad": {"t": 8}}
     if barmode:
         out["barmode"] = barmode
     return out | extra
