@@ -113,8 +113,8 @@ def layout(
     if title:
         # At the top of the figure, above the legend (which Plotly sets above the plot, growing the top margin for
         # it): in the middle of the margin, as Plotly places a title by default, a long legend ran over it.
-        out["title"] = {"text": title, "x": 0, "xanchor": "left", "y": 1, "yref": "container", "yanchor": "top"}
-        out["title"] |= {"pad": {"t": 8}}
+        top = {"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}}
+        out["title"] = {"text": title, "x": 0, "xanchor": "left"} | top
     if barmode:
         out["barmode"] = barmode
     return out | extra

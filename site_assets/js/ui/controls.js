@@ -2,10 +2,12 @@
 //   {key, label, kind, value, min, max, step, choices, format, options, rows, url, live, hidden, onChange}
 // kind: "range" (default; `choices` makes it step through those values, `format` says the value beside it),
 // "number", "select" and "choice" (toggle buttons; `options` [[value, label], ...]), "text", "textarea" (committed
-// when it loses focus; never in the URL). url: the value lives in the query (ui/url.js); live: false, a change
-// asks Python for nothing; hidden: until the view shows it. control(spec, id) -> {spec, root, input, value, event}.
+// on a paste and when typing pauses; never in the URL). url: the value lives in the query (ui/url.js); live: false,
+// a change asks Python for nothing; hidden: until the view shows it.
+// control(spec, id) -> {spec, root, input, value, event}.
 
 let uid = 0;
+const TYPING_MS = 600; // a pause in typing this long commits a text area
 
 // An element with its class and children (text or nodes; null and undefined are skipped).
 export function el(tag, className, ...children) {
@@ -92,10 +94,22 @@ const builders = {
     if (spec.maxLength) input.maxLength = spec.maxLength;
     return field("text", spec, id, input);
   },
+  // A text area commits a paste at once and typing once it pauses for TYPING_MS, not only when it loses focus: the
+  // figures of the text before would otherwise stay on screen under edited text.
   textarea(spec, id) {
     const input = Object.assign(el("textarea"), { rows: spec.rows ?? 6, spellcheck: false });
     input.setAttribute("autocomplete", "off");
     if (spec.placeholder) input.placeholder = spec.placeholder;
+    let timer = null;
+    const commit = () => {
+      clearTimeout(timer);
+      input.dispatchEvent(new Event("change"));
+    };
+    input.addEventListener("paste", () => setTimeout(commit, 0));
+    input.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(commit, TYPING_MS);
+    });
     return field("textarea", spec, id, input);
   },
   choice(spec) {

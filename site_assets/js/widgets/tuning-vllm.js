@@ -24,7 +24,6 @@ const COST_MODELS = [
   ["roofline", "Roofline: hardware and models"],
 ];
 const ROOFLINE_KEYS = ["hardware", "target", "draft", "batch", "context"];
-const TYPING_MS = 600; // a pause in typing this long commits the text
 const COLUMNS = [
   ["position", "Position k", (v) => String(v)],
   ["accepted", "Drafts accepted at k", grouped],
@@ -53,7 +52,6 @@ export default define(import.meta.url, (settings) => {
 });
 
 function view(ctx) {
-  const { metrics, later } = ctx.controls;
   let example = ctx.initial?.example || null;
   const privacy = el("p", "sd-note", "Everything you paste stays in this browser tab: Python running in the page reads it; it is never uploaded and never put into the link.");
   const fill = ctx.button("Example", () => example && ctx.set({ metrics: example.metrics, later: example.later }), "md-button--primary");
@@ -90,22 +88,6 @@ function view(ctx) {
   };
   chooseModel();
   ctx.on(costmodel.input, "change", chooseModel);
-
-  // A paste is a complete edit: analysed at once. Typing or deleting is analysed once it pauses for TYPING_MS, so
-  // the figures never stay those of the text before until the area loses focus.
-  for (const area of [metrics, later]) {
-    let timer = null;
-    const commit = () => {
-      clearTimeout(timer);
-      area.input.dispatchEvent(new Event("change"));
-    };
-    ctx.on(area.input, "paste", () => setTimeout(commit, 0));
-    ctx.on(area.input, "input", () => {
-      clearTimeout(timer);
-      timer = setTimeout(commit, TYPING_MS);
-    });
-    ctx.signal.addEventListener("abort", () => clearTimeout(timer));
-  }
 
   const show = (state, text) => {
     results.hidden = state !== "ok";
