@@ -51,6 +51,7 @@ function statusChanged(p) {
   if (p.state !== "loading") {
     showLater();
     startPlotly().catch(chartsFailed);
+    window.__sdSearch?.go(); // the theme's search index waits for this (js/search-later.js)
   }
   if (p.state === "error" && !p.error.shown) showError(p.error, retryAll);
 }

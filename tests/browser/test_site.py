@@ -246,6 +246,56 @@ def test_search_finds_a_page_and_opens_it(page: Any, server: SiteServer) -> None
     expect(query).not_to_be_focused()
 
 
+# The theme's own search worker (mkdocs-material 9.8 names it by a hash), and the lab's stand-in that holds it back.
+THEME_SEARCH_WORKER = re.compile(r"/assets/javascripts/workers/search\.[0-9a-f]+\.min\.js$")
+SEARCH_LATER = re.compile(r"/js/search-later\.js$")
+
+
+def theme_search_requested(server: SiteServer) -> bool:
+    return any(THEME_SEARCH_WORKER.search(path) for path in server.requests)
+
+
+@no_service_worker  # an empty HTTP cache: every script the page and its workers load reaches the server
+def test_search_index_is_built_once_python_is_ready(page: Any, server: SiteServer) -> None:
+    """The theme builds its search index (a lunr index of every page) in its worker, CPU that Pyodide's boot
+    needs on a small machine: that worker starts once Python has settled (js/search-later.js), the theme's
+    set-up message waiting meanwhile, and search then works."""
+    server.requests.clear()
+    server.hold(MANIFEST)  # the core's manifest waits: Python cannot be ready
+    try:
+        # The page loads (page.goto waits for the load event), the theme fetches its index, the stand-in starts.
+        with page.expect_request(SEARCH_LATER), page.expect_response(re.compile(r"/search/search_index\.json$")):
+            open_page(page, server, "draft/")
+        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
+        # The theme created its worker as its bundle ran, before the load event: only the stand-in came.
+        assert not theme_search_requested(server), server.requests
+        with page.expect_request(THEME_SEARCH_WORKER):
+            server.release()
+    finally:
+        server.release()
+    expect_ready(page)
+    page.keyboard.press("/")
+    page.locator(".md-search__input").press_sequentially("residual")
+    expect(page.locator(".md-search-result__item a[href]").first).to_be_visible()
+
+
+@no_service_worker
+def test_search_works_at_once_while_python_boots(page: Any, server: SiteServer) -> None:
+    """A reader who opens the search box while Python still boots gets results then, not once Python is ready."""
+    server.requests.clear()
+    server.hold(MANIFEST)
+    try:
+        open_page(page, server, "draft/")
+        page.wait_for_load_state("load")
+        with page.expect_request(THEME_SEARCH_WORKER):
+            page.keyboard.press("/")  # Material's shortcut: focus the search box
+        page.locator(".md-search__input").press_sequentially("residual")
+        expect(page.locator(".md-search-result__item a[href]").first).to_be_visible()
+        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
+    finally:
+        server.release()
+
+
 @shared_page
 def test_python_in_the_page_runs_the_precompiled_core(page: Any, server: SiteServer) -> None:
     """The worker runs CPython 3.14 (Pyodide 314) and imported specdec_core from the bytecode the build shipped."""

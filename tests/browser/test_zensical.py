@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BUILT_FOR, SITE, ZENSICAL_SITE, SiteServer, with_service_worker
+from conftest import BUILT_FOR, MANIFEST, SITE, ZENSICAL_SITE, SiteServer, no_service_worker, with_service_worker
 from playwright.sync_api import expect
 from test_offline import first_visit, page_requests
 from test_site import change_a_control, expect_ready, expect_widgets_live, follow_nav_link, pages_in_reading_order
@@ -102,3 +102,21 @@ def test_a_zensical_page_reloads_offline(page: Any, context: Any, zensical_serve
     finally:
         context.set_offline(False)
     assert page_requests(zensical_server) == [], page_requests(zensical_server)
+
+
+@no_service_worker
+def test_zensical_search_answers_while_python_boots(page: Any, zensical_server: SiteServer) -> None:
+    """The lab holds the theme's search worker back until Python is ready (js/search-later.js), unless the reader
+    opens the search box. Zensical's box sits in a shadow root: focusing it starts the worker all the same, and a
+    query gets results while Python still boots."""
+    zensical_server.hold(MANIFEST)  # the core's manifest waits: Python cannot be ready
+    try:
+        page.goto(zensical_server.base + "draft/")
+        page.keyboard.press("/")  # the theme's shortcut: open the search box
+        box = page.get_by_role("combobox", name="Search")
+        expect(box).to_be_focused()
+        box.press_sequentially("residual")
+        expect(page.get_by_text(re.compile(r"^\d+ results?$"))).to_be_visible()
+        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
+    finally:
+        zensical_server.release()
