@@ -527,13 +527,24 @@ def expect_sketches_while_python_boots(page: Any, server: SiteServer, path: str)
     assert repeated == [], repeated
 
 
+# The page's blocks below its headings (css/components.css, "Deferred sections"): whether each one's contents
+# are rendered now (false while the browser skips them, off screen during the boot; blocks with no element inside
+# but a widget's inert templates are left out), and whether each block may be skipped at all.
+BLOCKS = "[...document.querySelectorAll('.md-content__inner > :not(h1, h2, h3, h4, h5, h6)')]"
+BLOCKS_SHOWN = (
+    f"() => {BLOCKS}.map((b) => b.querySelector(':scope > :not(template)')).filter(Boolean)"
+    ".map((inside) => inside.checkVisibility({ contentVisibilityAuto: true }))"
+)
+BLOCKS_SKIPPABLE = f"() => {BLOCKS}.map((b) => getComputedStyle(b).contentVisibility === 'auto')"
+
+
 @pytest.mark.parametrize("path", LATER_PAGES, ids=page_id)
 def test_code_listings_wait_for_python_unless_the_reader_gets_there_first(
     page: Any, server: SiteServer, path: str
 ) -> None:
     """While Python boots, a long code listing below the widgets is not laid out (it would hold up the charts'
     first paint): it is shown once Python is ready, at once when the reader scrolls near it, and from the start
-    when the URL names an anchor."""
+    when the URL names an anchor. Other blocks off screen are skipped until they near it, and only during the boot."""
     later = page.locator(".md-content .sd-later")
     heading = later.locator("xpath=preceding-sibling::*[1]")
     status = page.locator("[data-sd-status]")
@@ -544,6 +555,8 @@ def test_code_listings_wait_for_python_unless_the_reader_gets_there_first(
         expect_build_time_charts(page, path, "sketch")
         expect(later).to_have_count(1)
         expect(later).to_be_hidden()
+        # Every other block is laid out only once it nears the screen: the first is, the last is not (yet).
+        page.wait_for_function(f"() => {{ const s = ({BLOCKS_SHOWN})(); return s[0] && !s.at(-1); }}")
         heading.scroll_into_view_if_needed()
         expect(later.locator("pre code").first).to_be_visible()
         expect(status).to_have_attribute("data-sd-status", "loading")
@@ -563,6 +576,8 @@ def test_code_listings_wait_for_python_unless_the_reader_gets_there_first(
     expect_ready(page)
     expect(later.locator("pre code").first).to_be_attached()
     expect(later).to_be_visible()
+    # Python settled: the whole page is laid out, as a reader (and axe-core) expects.
+    assert page.evaluate(f"() => ({BLOCKS_SKIPPABLE})().filter(Boolean).length") == 0
 
 
 @no_service_worker
