@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import BUILT_FOR, CHARTS_MS, SITE, shared_page, visit
+from conftest import BUILT_FOR, CHARTS_MS, SITE, axe_violations, shared_page, visit
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
@@ -109,6 +109,22 @@ def test_page_fits_a_phone_screen(page: Any, path: str) -> None:
     assert problems == []
     if path == "cost/":  # its t_spec equation is wider than a phone: the scrolling box is checked, not only the start
         assert scrolling >= 1
+
+
+@on_a_phone
+def test_header_keeps_room_for_the_site_title(page: Any) -> None:
+    """On a phone the status shows its dot and one word, so the site's title is not cut to three letters ("Spe…"
+    beside "Python is ready", at 55 px); the whole status text stays in the page for screen readers."""
+    visit(page, "")
+    status = page.locator("[data-sd-status]")
+    expect(status).to_have_attribute("data-sd-status", "ready", timeout=CHARTS_MS)
+    expect(status).to_have_text("Python is ready")
+    expect(status).to_have_attribute("data-sd-short", "Ready")
+    status_box, title_box = status.bounding_box(), page.locator(".md-header__topic").first.bounding_box()
+    assert status_box and title_box
+    assert status_box["width"] <= 96, status_box  # 6rem: the dot and one word
+    assert title_box["width"] >= 90, title_box  # "Speculati…"
+    assert axe_violations(page, ".md-header") == []
 
 
 def test_search_index_titles_have_no_raw_latex() -> None:

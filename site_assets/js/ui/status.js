@@ -14,10 +14,15 @@ function statusElement() {
   return node;
 }
 
+// On a phone the header has room for the dot and one word (data-sd-short, css/components.css): the whole text
+// stays in the page for screen readers, and in the title.
+const SHORT = { loading: "Loading", ready: "Ready", error: "Error" };
+
 export function showStatus({ state, text }) {
   const node = statusElement();
   node.dataset.sdStatus = state;
-  node.textContent = text;
+  node.dataset.sdShort = SHORT[state] || "";
+  node.replaceChildren(el("span", "sd-status__text", text));
   node.title = text;
 }
 
