@@ -12,12 +12,15 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specdec_core import engine, web
 from specdec_core.models import QUALITY_WORDS, quality_pair
 from specdec_core.policies import FixedPolicy
 from specdec_core.theory import draft_acceptance_rate, expected_tokens
 from specdec_core.web import playground
+from specdec_core.web.args import _numbers_like, check_like
 
 KINDS = {"accepted", "rejected", "correction", "discarded", "bonus"}
 
@@ -310,6 +313,59 @@ def test_a_state_the_page_did_not_make_is_refused_by_name(key: str, value: Any, 
     state = run(quality=0.5, gamma=2, seed=0, rounds=3)["state"]
     with pytest.raises((TypeError, ValueError), match=message):
         playground.run(quality=0.5, gamma=2, rounds=1, state={**state, key: value})
+
+
+@pytest.mark.parametrize(
+    ("key", "path", "value", "message"),
+    [
+        ("transitions", (3, 5), True, r"state\['transitions'\]\[3\]\[5\] must be an int, got bool"),
+        ("transitions", (0, 0), 2.0, r"state\['transitions'\]\[0\]\[0\] must be an int, got float"),
+        ("transitions", (23, 23), 10**400, r"state\['transitions'\]\[23\]\[23\] must be a number between"),
+        ("expected_histogram", (8,), -0.5, r"state\['expected_histogram'\]\[8\] must be a number between"),
+        ("points", (0, 2), math.inf, r"state\['points'\]\[0\]\[2\] must be a number between"),
+        ("points", (0,), [1, 0.5], r"state\['points'\]\[0\] must be a list of 3 items"),
+    ],
+)
+def test_a_wrong_number_deep_in_the_state_is_named(key: str, path: tuple[int, ...], value: Any, message: str) -> None:
+    """The state's lists are checked in bulk; a wrong item is still named by its path."""
+    state = run(quality=0.5, gamma=2, seed=0, rounds=3)["state"]
+    broken = json.loads(json.dumps(state))
+    target = broken[key]
+    for i in path[:-1]:
+        target = target[i]
+    target[path[-1]] = value
+    with pytest.raises((TypeError, ValueError), match=message):
+        playground.run(quality=0.5, gamma=2, rounds=1, state=broken)
+
+
+_ITEM = st.one_of(
+    st.integers(-5, 5),
+    st.sampled_from([10**15, 10**15 + 1, 10**400, True, False, None, "1", math.nan, math.inf, -0.0, 1e15, 2e15]),
+    st.floats(-2, 2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    models=st.lists(st.sampled_from([0, 0.0, [0, 0.0], [0.0]]), min_size=1, max_size=6),
+    data=st.data(),
+)
+def test_the_bulk_check_agrees_with_the_item_by_item_check(models: list[Any], data: st.DataObject) -> None:
+    """``args._numbers_like`` (the bulk check) may say True only where ``check_like`` passes item by item, and must
+    say True for every list of plain numbers that passes (else the state's check is slow, not wrong)."""
+    value = [
+        data.draw(st.lists(_ITEM, min_size=0, max_size=3) if isinstance(m, list) else _ITEM)
+        if data.draw(st.booleans())
+        else (data.draw(st.lists(st.integers(0, 9), min_size=len(m), max_size=len(m))) if isinstance(m, list) else 1)
+        for m in models
+    ]
+    try:
+        for item, model in zip(value, models, strict=True):
+            check_like(item, model, "x")
+        passes = True
+    except (TypeError, ValueError):
+        passes = False
+    assert _numbers_like(value, models) == passes
 
 
 def test_a_corrupt_random_state_is_a_value_error() -> None:

@@ -79,8 +79,12 @@ def dumps(value: object, where: str = "value") -> str:
     ...
     ValueError: h returned a non-finite number at ["m"]["x"]: nan
     """
-    _check_finite(value, where, "")
-    return json.dumps(value, allow_nan=False, separators=(",", ":"))
+    try:
+        return json.dumps(value, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        # The encoder refuses a non-finite number without saying where: the walk (slow, only now) finds its path.
+        _check_finite(value, where, "")
+        raise
 
 
 def _check_finite(value: object, where: str, path: str) -> None:
