@@ -208,6 +208,8 @@ def _invert_increasing(f: Callable[[float], float], target: float) -> float:
     lo, hi = 0.0, 1.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:  # lo and hi are neighbouring floats: no bisection can move them again
+            break
         if f(mid) < target:
             lo = mid
         else:

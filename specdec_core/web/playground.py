@@ -14,7 +14,6 @@ Non-goals: text models (the Draft and Verify pages use the n-gram pair); keeping
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import random
@@ -93,7 +92,7 @@ def _fresh(seed: int, quality: float, gamma: int) -> tuple[dict[str, Any], engin
     pair, policy = _pair(quality), policies.make_policy("fixed", gamma=gamma)
     # window=1: the pair is first-order Markov, the last word is all the models read.
     run = engine.SpeculativeRun(pair, policy, max_tokens=_BUDGET, rng=random.Random(seed), context=[START], window=1)
-    empty = {key: [] if isinstance(like, tuple) else copy.deepcopy(like) for key, like in _SHAPE.items()}
+    empty = {key: [] if isinstance(like, tuple) else json.loads(json.dumps(like)) for key, like in _SHAPE.items()}
     return empty | {"run": run.snapshot(), "settings": [quality, gamma], "stride": 1, "top": gamma}, run
 
 
