@@ -153,6 +153,16 @@ def test_verify_round_shows_the_packages_decisions(page: Any) -> None:
         expect(widget.locator(f".sd-token--{result['final']['kind']}")).to_have_text(
             re.compile(re.escape(result["final"]["word"]))
         )
+    # At the default 1280 px the table fits the page's column (it scrolled sideways before), and its last column
+    # wraps between the target's top tokens, never inside one ("1.5e-7").
+    assert page.viewport_size["width"] == 1280
+    table = widget.locator(".sd-dv-table")
+    assert table.evaluate("el => el.scrollWidth <= el.clientWidth"), table.evaluate(
+        "el => [el.scrollWidth, el.clientWidth]"
+    )
+    tops = widget.locator(".sd-dv-table .sd-dv-top")
+    expect(tops).to_have_count(sum(len(row["top"]) for row in result["rows"]))
+    assert tops.evaluate_all("spans => spans.every((s) => s.getClientRects().length === 1)")
 
 
 def test_verify_url_state_is_clamped_and_reproduces_the_round(page: Any) -> None:

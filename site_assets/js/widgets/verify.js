@@ -32,8 +32,9 @@ function table(result) {
     const cells = pos
       ? [`${i + 1}: ${pos.word}`, prob(pos.q), prob(pos.p), prob(pos.threshold), pos.u === null ? "—" : pos.u.toFixed(3), VERDICT[pos.outcome]]
       : [`${i + 1}: (bonus row)`, "", "", "", "", result.final.kind === "bonus" ? `bonus “${result.final.word}”` : "not needed"];
-    cells.push(targetRow.top.map((w) => `${w.word} ${prob(w.p)}`).join(" · "));
     const tr = el("tr", "", ...cells.map((text) => el("td", "", text)));
+    // The cell wraps between tokens, never inside "1.5e-7".
+    tr.append(el("td", "", ...targetRow.top.flatMap((w, j) => [j ? " · " : "", el("span", "sd-dv-top", `${w.word} ${prob(w.p)}`)])));
     if (pos) tr.dataset.outcome = pos.outcome;
     return tr;
   };
