@@ -271,10 +271,11 @@ def _alpha_figure(curve: dict[str, list[float]], temperature: float, metrics: di
     """alpha against temperature: the three draft settings enumerated, and this temperature's measurement."""
     xs = list(TEMPERATURES)
     hover = f"T = %{{x}}: {ALPHA} = %{{y:.3f}}<extra></extra>"
-    dot = {"symbol": "diamond", "size": 11}
+    dot = {"symbol": "diamond", "size": 9}
     measured = line([temperature], [metrics["alpha"]], name="measured", role="accepted", mode="markers", marker=dot)
     measured["error_y"] = {"type": "data", "array": [round(2 * metrics["alpha-se"], 12)]}
-    ring = {"size": 15, "symbol": "circle-open", "line": {"width": 3}}
+    # Measured and exact agree by design: the ring is wide enough to show the diamond and its error bar inside it.
+    ring = {"size": 26, "symbol": "circle-open", "line": {"width": 2}}
     data = [
         line(xs, rounded(curve["same"]), name="both at the request's settings", role="target", hover=hover),
         line(xs, rounded(curve["greedy"]), name="draft greedy, q one-hot", role="draft", dash="dash", hover=hover),
