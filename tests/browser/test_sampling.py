@@ -95,6 +95,32 @@ def test_each_control_moves_its_chart_and_temperature_moves_alpha(page: Any) -> 
     assert "seed=3" in page.url and "top-k=5" in page.url and "top-p=0.5" in page.url
 
 
+# Queues a call in the page's Python worker that keeps it busy far longer than the binding's BUSY_MS (400 ms) on any
+# machine: the worker answers one call at a time, so a change made now waits behind it.
+SLOW_CALL = """(args) => import(document.querySelector('link[rel=modulepreload][href$="js/runtime/python.js"]').href)
+  .then(({ python }) => { window.__sdSlow = python.call("sampling.explore", args); })"""
+
+
+def test_a_slow_answer_marks_the_widget_busy_until_it_is_painted(page: Any) -> None:
+    """A change Python has not answered for a while says so: aria-busy on the widget, a "Computing…" badge, its
+    results dimmed. All of it goes once the answer is painted, and the numbers on screen are the new settings'."""
+    widget = open_live(page)
+    tiles = widget.locator(".sd-tiles").first
+    expect(widget).not_to_have_attribute("aria-busy", "true")
+    expect(tiles).to_have_css("opacity", "1")
+    page.evaluate(SLOW_CALL, ARGS | {"rounds": 4000, "samples": 10_000})  # ten and five times the page's work
+    set_range(widget, "Temperature", 0.5)
+    expect(widget).to_have_attribute("aria-busy", "true")
+    assert widget.evaluate("(el) => getComputedStyle(el, '::before').content") == '"Computing…"'
+    expect(tiles).to_have_css("opacity", "0.55")
+    expected = native(temperature=0.5)["metrics"]
+    expect(metric(widget, "alpha")).to_have_attribute("data-value", js_number(expected["alpha"]), timeout=60_000)
+    expect(widget).not_to_have_attribute("aria-busy", "true")
+    assert widget.get_attribute("data-sd-busy") is None
+    expect(tiles).to_have_css("opacity", "1")
+    page.evaluate("() => window.__sdSlow")  # the long call has ended: the next test's calls do not wait behind it
+
+
 def test_the_pitfall_shows_its_verdict_and_the_fix_restores_the_target(page: Any) -> None:
     """The pitfall: 2,000 rounds whose TV from p is far above the noise level, and the chi-square rejects. The fix
     (the one-hot declared): exact TV 0 and a sample consistent with p. Both equal the native results."""

@@ -9,7 +9,8 @@
 //   "Computing for γ = 8…" until Python answers;
 // - the live loop: a committed change bumps the version, writes the URL and asks again. One call at a time; a
 //   waiting refresh gives way to a newer one, an action (request(action)) is never dropped. Only a result for the
-//   current state is painted (request resolves null otherwise); `adopt` sees every result;
+//   current state is painted (request resolves null otherwise); `adopt` sees every result; a refresh unanswered
+//   after BUSY_MS marks the widget busy (aria-busy; css/components.css dims its results) until it is answered;
 // - errors become a banner with Retry (the page's when the worker failed) and console.error; metrics painted for
 //   another state are cleared when the current one gets no result;
 // - unmount: listeners (ctx.on, ctx.signal) go, charts are purged, the placeholder is restored.
@@ -115,6 +116,24 @@ function bind(el, definition, entry) {
     }
   };
 
+  // A refresh Python takes longer than BUSY_MS to answer marks the widget busy (aria-busy, data-sd-busy: its
+  // results dim, a "Computing…" badge shows) until the queue holds no refresh; not while a run streams.
+  let slow = null;
+  const markBusy = () => {
+    slow = null;
+    if (el.dataset.sdRunning) return;
+    el.dataset.sdBusy = "true";
+    el.setAttribute("aria-busy", "true");
+  };
+  const waiting = (on) => {
+    if (on) return void (slow || el.dataset.sdBusy || (slow = setTimeout(markBusy, BUSY_MS)));
+    clearTimeout(slow);
+    slow = null;
+    delete el.dataset.sdBusy;
+    el.removeAttribute("aria-busy");
+  };
+  signal.addEventListener("abort", () => waiting(false));
+
   const queue = [];
   let busy = false;
   const request = (action = null) =>
@@ -138,6 +157,7 @@ function bind(el, definition, entry) {
         stale(asked);
         return resolve(null);
       }
+      if (!action) waiting(true);
       const result = await python.call(action?.handler || def.handler || settings.handler, args);
       if (signal.aborted) throw new DOMException("the widget was unmounted", "AbortError");
       el.dataset.sdLive = "true";
@@ -153,6 +173,7 @@ function bind(el, definition, entry) {
       reject(err);
     } finally {
       busy = false;
+      if (!queue.some((r) => r.action === null)) waiting(false);
       pump();
     }
   }
@@ -302,6 +323,7 @@ function standardView(ctx, def) {
 // rounds on a slow machine too. Sizing each call to a time in proportion to its last one could not: a fixed cost
 // above that time held every call at the smallest size (a 2,000-round Playground Run made 100 calls of 20 rounds).
 export const CHUNK_MS = 200;
+export const BUSY_MS = 400;
 export function nextChunk(size, took, min, max) {
   if (took < CHUNK_MS / 2) return Math.min(max, size * 2);
   return took > CHUNK_MS ? Math.max(min, Math.round(size / 2)) : size;
