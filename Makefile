@@ -47,6 +47,7 @@ site: prebuild
 # The same tree built by Zensical (Material's successor), into site-zensical/; the browser tests run on it too.
 site-zensical: prebuild
 	SITE_DIR=site-zensical $(VENV)/bin/zensical build --strict --clean
+	$(PY) site_assets/search_math.py site-zensical/search.json
 
 serve: site
 	@echo "Serving the lab at http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
@@ -55,7 +56,7 @@ serve: site
 lint: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/ruff check specdec_core tests benchmarks site_assets
 	$(VENV)/bin/ruff format --check specdec_core tests benchmarks site_assets
-	$(VENV)/bin/mypy --strict specdec_core site_assets/prebuild.py
+	$(VENV)/bin/mypy --strict specdec_core site_assets/prebuild.py site_assets/search_math.py
 	node_modules/.bin/eslint site_assets benchmarks tests
 
 test-native: $(VENV)/.installed

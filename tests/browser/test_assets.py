@@ -159,3 +159,50 @@ def test_prebuild_inert_json_survives_html_parsing() -> None:
     text = load_prebuild()._inert_json({"label": "<b>p & q</b>", "x": [1.5]})
     assert not set("<>&") & set(text)
     assert json.loads(text) == {"label": "<b>p & q</b>", "x": [1.5]}
+
+
+# --- site_assets/search_math.py: Zensical's search index, math as symbols ----------------------------------------
+
+
+def load_search_math() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sd_search_math", ASSETS / "search_math.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+A, B, G = plot.ALPHA, "\N{GREEK SMALL LETTER BETA}", plot.GAMMA
+
+
+@pytest.mark.parametrize(
+    ("tex", "text"),
+    [
+        (r"\min\left(1, \frac{p(x)}{q(x)}\right)", "min(1, (p(x))/(q(x)))"),
+        (r"\frac{1 - \alpha^{\gamma+1}}{1 - \alpha}", f"(1 - {A}^({G}+1))/(1 - {A})"),
+        (r"\tfrac{1}{2}\,\beta", f"1/2 {B}"),
+        (r"x_{\gamma} \sim q", f"x_{G} ~ q"),
+        (
+            r"N = \text{accepted} + 1 \in \{1, 2, \dots, \gamma + 1\}",
+            f"N = accepted + 1 \N{ELEMENT OF} {{1, 2, \N{HORIZONTAL ELLIPSIS}, {G} + 1}}",
+        ),
+        (r"\operatorname{norm}\big(\max(0, p - q)\big)", "norm(max(0, p - q))"),
+        (r"\mathbb{E}[N] \le \gamma + 1", f"E[N] \N{LESS-THAN OR EQUAL TO} {G} + 1"),
+        (r"\unknowncommand{x}", "unknowncommandx"),
+    ],
+)
+def test_search_math_reads_the_pages_tex_as_symbols(tex: str, text: str) -> None:
+    math = load_search_math()
+    assert math.readable(tex) == text
+    # In a page's text, inline and display math alike; the text around it stays as it was.
+    assert math.plain_math(f"before \\({tex}\\) and \\[{tex}\\] after") == f"before {text} and {text} after"
+
+
+def test_search_math_rewrites_only_titles_and_texts(tmp_path: Path) -> None:
+    index = tmp_path / "search.json"
+    items = [{"location": r"#a-\(x\)", "title": r"\(\gamma\) rows", "text": r"<p>as tall as \(\min(1, p/q)\)</p>"}]
+    index.write_text(json.dumps({"config": {"lang": ["en"]}, "items": items}), "utf-8")
+    assert load_search_math().rewrite(index) == 1
+    out = json.loads(index.read_text("utf-8"))
+    assert out["config"] == {"lang": ["en"]}
+    assert out["items"] == [{"location": r"#a-\(x\)", "title": f"{G} rows", "text": "<p>as tall as min(1, p/q)</p>"}]

@@ -120,3 +120,20 @@ def test_zensical_search_answers_while_python_boots(page: Any, zensical_server: 
         expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "loading")
     finally:
         zensical_server.release()
+
+
+def test_zensical_search_results_read_math_as_symbols(page: Any, zensical_server: SiteServer) -> None:
+    """Zensical 0.0.73 draws its results from its index as written: ``make site-zensical`` rewrites the index's TeX
+    into symbols (site_assets/search_math.py), so no result quotes TeX source. The home page's "stem as tall as
+    \\(\\min\\left(1, \\frac{p(x)}{q(x)}\\right)\\)" reads "min(1, (p(x))/(q(x)))"."""
+    items = json.loads((ZENSICAL_SITE / "search.json").read_text("utf-8"))["items"]
+    assert not [item["location"] for item in items if re.search(r"\\[(\[]", item["title"] + item["text"])]
+    page.goto(zensical_server.base + "draft/")
+    page.keyboard.press("/")
+    box = page.get_by_role("combobox", name="Search")
+    expect(box).to_be_focused()
+    box.press_sequentially("uniform")
+    results = page.get_by_role("dialog").get_by_role("listbox").get_by_role("option")
+    expect(results.filter(has_text="stem as tall as min(1, (p(x))/(q(x)))")).to_have_count(1)
+    texts = results.all_inner_texts()
+    assert texts and not [t for t in texts if re.search(r"\\[(\[]", t)], texts
