@@ -475,6 +475,21 @@ AXE_RUN = """async (within) => (await axe.run(within ? document.querySelector(wi
     .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}))"""
 
 
+# A call that keeps the page's Python worker busy far longer than ui/widget.js's BUSY_MS (400 ms) on any machine:
+# sampling.explore with about four times the Sampling page's work (which takes 1-2 s here). The worker answers one call
+# at a time, so whatever the page asks next waits behind it; end_slow_call waits until it has ended.
+SLOW_CALL = """(args) => import(document.querySelector('link[rel=modulepreload][href$="js/runtime/python.js"]').href)
+  .then(({ python }) => { window.__sdSlow = python.call("sampling.explore", args); })"""
+
+
+def queue_slow_call(page: Any) -> None:
+    page.evaluate(SLOW_CALL, {"rounds": 2000, "samples": 5000})  # the handler's defaults otherwise
+
+
+def end_slow_call(page: Any) -> None:
+    page.evaluate("() => window.__sdSlow")
+
+
 def axe_violations(page: Any, within: str | None = None) -> list[str]:
     """axe-core (from npm, injected once per document) on the page as it is now: serious or critical findings."""
     if not page.evaluate("typeof axe !== 'undefined'"):

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, shared_page, visit, wait_for_renders
+from conftest import end_slow_call, expect_plotly, queue_slow_call, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
@@ -133,8 +133,15 @@ def test_correct_sample_button_runs_the_real_round_in_the_browser(page: Any) -> 
     seed = widget.get_by_role("spinbutton", name="Seed")
     expect(seed).to_have_value("0")
     paints = int(widget.get_attribute("data-sd-paints") or 0)
+    # Its answer waits behind a long call: the widget says it is computing until the sample is painted.
+    queue_slow_call(page)
     sample.click()
-    page.wait_for_function("([el, n]) => Number(el.dataset.sdPaints) > n", arg=[widget.element_handle(), paints])
+    expect(widget).to_have_attribute("aria-busy", "true")
+    page.wait_for_function(
+        "([el, n]) => Number(el.dataset.sdPaints) > n", arg=[widget.element_handle(), paints], timeout=60_000
+    )
+    expect(widget).not_to_have_attribute("aria-busy", "true")
+    end_slow_call(page)
     expect(seed).to_have_value("0")
     expect(metric(widget, "tv-distance")).to_have_attribute("data-value", js_number(expected["tv-distance"]))
     # Changing the pair makes the sample stale: its metrics are cleared, not left standing for another pair.

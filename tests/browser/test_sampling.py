@@ -12,7 +12,17 @@ import json
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, shared_page, switch_scheme, visit, wait_for_renders
+from conftest import (
+    axe_violations,
+    end_slow_call,
+    expect_plotly,
+    queue_slow_call,
+    renders,
+    shared_page,
+    switch_scheme,
+    visit,
+    wait_for_renders,
+)
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -95,12 +105,6 @@ def test_each_control_moves_its_chart_and_temperature_moves_alpha(page: Any) -> 
     assert "seed=3" in page.url and "top-k=5" in page.url and "top-p=0.5" in page.url
 
 
-# Queues a call in the page's Python worker that keeps it busy far longer than the binding's BUSY_MS (400 ms) on any
-# machine: the worker answers one call at a time, so a change made now waits behind it.
-SLOW_CALL = """(args) => import(document.querySelector('link[rel=modulepreload][href$="js/runtime/python.js"]').href)
-  .then(({ python }) => { window.__sdSlow = python.call("sampling.explore", args); })"""
-
-
 def test_a_slow_answer_marks_the_widget_busy_until_it_is_painted(page: Any) -> None:
     """A change Python has not answered for a while says so: aria-busy on the widget, a "Computing…" badge, its
     results dimmed. All of it goes once the answer is painted, and the numbers on screen are the new settings'."""
@@ -108,7 +112,7 @@ def test_a_slow_answer_marks_the_widget_busy_until_it_is_painted(page: Any) -> N
     tiles = widget.locator(".sd-tiles").first
     expect(widget).not_to_have_attribute("aria-busy", "true")
     expect(tiles).to_have_css("opacity", "1")
-    page.evaluate(SLOW_CALL, ARGS | {"rounds": 4000, "samples": 10_000})  # ten and five times the page's work
+    queue_slow_call(page)
     set_range(widget, "Temperature", 0.5)
     expect(widget).to_have_attribute("aria-busy", "true")
     assert widget.evaluate("(el) => getComputedStyle(el, '::before').content") == '"Computing…"'
@@ -118,7 +122,7 @@ def test_a_slow_answer_marks_the_widget_busy_until_it_is_painted(page: Any) -> N
     expect(widget).not_to_have_attribute("aria-busy", "true")
     assert widget.get_attribute("data-sd-busy") is None
     expect(tiles).to_have_css("opacity", "1")
-    page.evaluate("() => window.__sdSlow")  # the long call has ended: the next test's calls do not wait behind it
+    end_slow_call(page)  # the next test's calls do not wait behind it
 
 
 def test_the_pitfall_shows_its_verdict_and_the_fix_restores_the_target(page: Any) -> None:
