@@ -274,7 +274,7 @@ def _alpha_figure(curve: dict[str, list[float]], temperature: float, metrics: di
     dot = {"symbol": "diamond", "size": 9}
     measured = line([temperature], [metrics["alpha"]], name="measured", role="accepted", mode="markers", marker=dot)
     measured["error_y"] = {"type": "data", "array": [round(2 * metrics["alpha-se"], 12)]}
-    # Measured and exact agree by design: the ring is wide enough to show the diamond and its error bar inside it.
+    # The measured alpha estimates the exact one, so the two sit together: the ring shows the diamond and its error bar.
     ring = {"size": 26, "symbol": "circle-open", "line": {"width": 2}}
     data = [
         line(xs, rounded(curve["same"]), name="both at the request's settings", role="target", hover=hover),

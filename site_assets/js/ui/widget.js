@@ -127,7 +127,10 @@ function bind(el, definition, entry) {
     el.setAttribute("aria-busy", "true");
   };
   const waiting = (on) => {
-    if (on) return void (slow || el.dataset.sdBusy || (slow = setTimeout(markBusy, BUSY_MS)));
+    if (on) {
+      if (!slow && !el.dataset.sdBusy) slow = setTimeout(markBusy, BUSY_MS); // already counting, or already marked
+      return;
+    }
     clearTimeout(slow);
     slow = null;
     delete el.dataset.sdBusy;
