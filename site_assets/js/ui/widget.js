@@ -9,7 +9,7 @@
 //   "Computing for γ = 8…" until Python answers;
 // - the live loop: a committed change bumps the version, writes the URL and asks again. One call at a time; a
 //   waiting refresh gives way to a newer one, an action (request(action)) is never dropped. Only a result for the
-//   current state is painted (request resolves null otherwise); `adopt` sees every result; a call unanswered
+//   current state is painted (request resolves null otherwise); `adopt` sees every result; a refresh unanswered
 //   after BUSY_MS marks the widget busy (aria-busy; css/components.css dims its results) until it is answered;
 // - errors become a banner with Retry (the page's when the worker failed) and console.error; metrics painted for
 //   another state are cleared when the current one gets no result;
@@ -116,9 +116,10 @@ function bind(el, definition, entry) {
     }
   };
 
-  // A call (a refresh, or an action such as Sample) Python takes longer than BUSY_MS to answer marks the widget busy
-  // (aria-busy, data-sd-busy: its results dim, a "Computing…" badge shows) until the queue is empty; not while a
-  // run streams (its Stop button says so).
+  // A refresh (the controls changed) Python takes longer than BUSY_MS to answer marks the widget busy (aria-busy,
+  // data-sd-busy: the results on screen, now stale, dim and a "Computing…" badge shows) until the queue holds no
+  // refresh. Not for actions: a widget says what its Sample or Run is doing itself ("Running 10,000 rounds…"), and
+  // dimming that would mark the current message stale.
   let slow = null;
   const markBusy = () => {
     slow = null;
@@ -161,7 +162,7 @@ function bind(el, definition, entry) {
         stale(asked);
         return resolve(null);
       }
-      waiting(true);
+      if (!action) waiting(true);
       const result = await python.call(action?.handler || def.handler || settings.handler, args);
       if (signal.aborted) throw new DOMException("the widget was unmounted", "AbortError");
       el.dataset.sdLive = "true";
@@ -177,7 +178,7 @@ function bind(el, definition, entry) {
       reject(err);
     } finally {
       busy = false;
-      if (!queue.length) waiting(false);
+      if (!queue.some((r) => r.action === null)) waiting(false);
       pump();
     }
   }
