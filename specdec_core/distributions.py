@@ -17,6 +17,7 @@ dependency-free so that it runs unchanged in Pyodide.
 from __future__ import annotations
 
 import math
+import operator
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import accumulate
@@ -160,8 +161,8 @@ def normalize(weights: Sequence[float], name: str = "weights") -> list[float]:
     [0.25, 0.75]
     """
     row = list(weights)
-    # Same fast path as validate_probs: shaping (temperature, top-k, top-p) normalises every n-gram row it touches.
-    if not all(type(w) is float for w in row):
+    # Same fast path as validate_probs, the type test in C.
+    if set(map(type, row)) != _FLOAT_ONLY:
         row = [_as_float(w, name) for w in row]
     if not row:
         raise ValueError(f"{name} must not be empty")
@@ -255,7 +256,9 @@ def residual(p: Sequence[float], q: Sequence[float]) -> list[float]:
 
 def residual_unchecked(p: Sequence[float], q: Sequence[float]) -> list[float]:
     """``residual`` for rows already validated by the caller (the round validates once, up front)."""
-    excess = [max(0.0, pi - qi) for pi, qi in zip(p, q, strict=True)]
+    if len(p) != len(q):
+        raise ValueError(f"p and q must have the same length (got {len(p)} and {len(q)})")
+    excess = [d if d > 0.0 else 0.0 for d in map(operator.sub, p, q)]  # max(0, p - q), the differences taken in C
     total = math.fsum(excess)
     # Excess below float noise means p and q agree; dividing by ~1e-17 would amplify rounding into nonsense.
     if total <= ROW_TOLERANCE * 1e-3:
@@ -275,7 +278,7 @@ def acceptance_rate(p: Sequence[float], q: Sequence[float]) -> float:
     q_row = validate_probs(q, "q")
     if len(p_row) != len(q_row):
         raise ValueError(f"p and q must have the same length (got {len(p_row)} and {len(q_row)})")
-    return math.fsum(min(a, b) for a, b in zip(p_row, q_row, strict=True))
+    return math.fsum(map(min, p_row, q_row))  # map: the pairs are taken in C, not in a Python generator
 
 
 def total_variation(p: Sequence[float], q: Sequence[float]) -> float:
@@ -299,19 +302,76 @@ def apply_temperature(p: Sequence[float], temperature: float) -> list[float]:
     >>> [round(x, 6) for x in apply_temperature([0.2, 0.8], 0.5)]
     [0.058824, 0.941176]
     """
+    return _temperature(validate_probs(p, "p"), _checked_temperature(temperature))
+
+
+def apply_top_k(p: Sequence[float], k: int) -> list[float]:
+    """Keep the ``k`` most likely tokens (lowest id first on ties) and renormalise; ``k = 0`` keeps all.
+
+    >>> [round(x, 6) for x in apply_top_k([0.1, 0.6, 0.3], 2)]
+    [0.0, 0.666667, 0.333333]
+    """
+    return _top_k(validate_probs(p, "p"), _checked_top_k(k))
+
+
+def apply_top_p(p: Sequence[float], top_p: float) -> list[float]:
+    """Nucleus sampling: keep the smallest most-likely set whose mass reaches ``top_p``; 1.0 keeps all.
+
+    >>> [round(x, 6) for x in apply_top_p([0.1, 0.6, 0.3], 0.7)]
+    [0.0, 0.666667, 0.333333]
+    """
+    return _top_p(validate_probs(p, "p"), _checked_top_p(top_p))
+
+
+def shape(p: Sequence[float], *, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0) -> list[float]:
+    """Apply temperature, then top-k, then top-p: the order vLLM and transformers use.
+
+    Speculative decoding stays exact for any such shaping as long as the *target* is verified with its shaped
+    distribution, because the algorithm only needs p and q as given.
+    """
+    t, k, nucleus = _checked_temperature(temperature), _checked_top_k(top_k), _checked_top_p(top_p)
+    # The row is checked once here, not once per knob: the helpers below take and give checked rows.
+    return _top_p(_top_k(_temperature(validate_probs(p, "p"), t), k), nucleus)
+
+
+def _checked_temperature(temperature: float) -> float:
     t = _as_float(temperature, "temperature")
     if not (t >= 0.0 and math.isfinite(t)):
         raise ValueError(f"temperature must be a finite number >= 0 (got {t})")
-    row = validate_probs(p, "p")
+    return t
+
+
+def _checked_top_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"top_k must be an int, got {type(k).__name__}")
+    if k < 0:
+        raise ValueError(f"top_k must be >= 0 (got {k})")
+    return k
+
+
+def _checked_top_p(top_p: float) -> float:
+    value = _as_float(top_p, "top_p")
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1] (got {value})")
+    return value
+
+
+def _sum_to_one(weights: list[float]) -> list[float]:
+    """``normalize`` for the weights made below: finite, non-negative floats with a positive sum."""
+    total = math.fsum(weights)
+    return [w / total for w in weights]
+
+
+def _temperature(row: list[float], t: float) -> list[float]:
     if t == 0.0:
         best = max(range(len(row)), key=lambda i: (row[i], -i))
         return [1.0 if i == best else 0.0 for i in range(len(row))]
     if t == 1.0:
         return row
     # Work in logs and subtract the max so that tiny probabilities at small T neither underflow to 0/0 nor overflow.
-    logs = [math.log(x) / t if x > 0.0 else -math.inf for x in row]
-    top = max(logs)
-    return normalize([math.exp(v - top) if v > -math.inf else 0.0 for v in logs], "p")
+    # log, and division by t > 0, keep order: the largest log(x) / t is the largest entry's.
+    top = math.log(max(row)) / t
+    return _sum_to_one([math.exp(math.log(x) / t - top) if x > 0.0 else 0.0 for x in row])
 
 
 def _by_probability(row: list[float]) -> list[int]:
@@ -326,51 +386,28 @@ def _by_probability(row: list[float]) -> list[int]:
     return sorted(range(len(row)), key=row.__getitem__, reverse=True)
 
 
-def apply_top_k(p: Sequence[float], k: int) -> list[float]:
-    """Keep the ``k`` most likely tokens (lowest id first on ties) and renormalise; ``k = 0`` keeps all.
+def _keep(row: list[float], ids: Sequence[int]) -> list[float]:
+    """The entries at ``ids``, renormalised; zeros elsewhere. Placing k entries costs less than testing all V."""
+    out = [0.0] * len(row)
+    for i in ids:
+        out[i] = row[i]
+    return _sum_to_one(out)
 
-    >>> [round(x, 6) for x in apply_top_k([0.1, 0.6, 0.3], 2)]
-    [0.0, 0.666667, 0.333333]
-    """
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"top_k must be an int, got {type(k).__name__}")
-    if k < 0:
-        raise ValueError(f"top_k must be >= 0 (got {k})")
-    row = validate_probs(p, "p")
+
+def _top_k(row: list[float], k: int) -> list[float]:
     if k == 0 or k >= len(row):
         return row
-    keep = set(_by_probability(row)[:k])
-    return normalize([x if i in keep else 0.0 for i, x in enumerate(row)], "p")
+    return _keep(row, _by_probability(row)[:k])
 
 
-def apply_top_p(p: Sequence[float], top_p: float) -> list[float]:
-    """Nucleus sampling: keep the smallest most-likely set whose mass reaches ``top_p``; 1.0 keeps all.
-
-    >>> [round(x, 6) for x in apply_top_p([0.1, 0.6, 0.3], 0.7)]
-    [0.0, 0.666667, 0.333333]
-    """
-    value = _as_float(top_p, "top_p")
-    if not 0.0 < value <= 1.0:
-        raise ValueError(f"top_p must be in (0, 1] (got {value})")
-    row = validate_probs(p, "p")
+def _top_p(row: list[float], value: float) -> list[float]:
     if value == 1.0:
         return row
-    kept: set[int] = set()
+    kept: list[int] = []
     mass = 0.0
     for i in _by_probability(row):
-        kept.add(i)
+        kept.append(i)
         mass += row[i]
         if mass >= value - 1e-12:
             break
-    return normalize([x if i in kept else 0.0 for i, x in enumerate(row)], "p")
-
-
-def shape(p: Sequence[float], *, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0) -> list[float]:
-    """Apply temperature, then top-k, then top-p: the order vLLM and transformers use.
-
-    Speculative decoding stays exact for any such shaping as long as the *target* is verified with its shaped
-    distribution, because the algorithm only needs p and q as given.
-    """
-    row = apply_temperature(p, temperature)
-    row = apply_top_k(row, top_k)
-    return apply_top_p(row, top_p)
+    return _keep(row, kept)

@@ -7,6 +7,8 @@ import random
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specdec_core.distributions import (
     acceptance_rate,
@@ -165,6 +167,55 @@ def test_top_k_and_top_p_keep_the_head() -> None:
 def test_shape_applies_all_knobs_in_order() -> None:
     shaped = shape([0.1, 0.2, 0.3, 0.4], temperature=0.5, top_k=3, top_p=0.9)
     assert shaped[0] == 0.0 and math.fsum(shaped) == pytest.approx(1.0)
+
+
+def _plain_shape(p: list[float], t: float, k: int, top_p: float) -> list[float]:
+    """``shape`` written the plain way, one knob at a time, each renormalising with ``normalize``: the reference
+    for its faster helpers (one row check, one pass in logs, the kept entries placed rather than all V tested)."""
+    row = list(p)
+    if t == 0.0:
+        best = max(range(len(row)), key=lambda i: (row[i], -i))
+        row = [1.0 if i == best else 0.0 for i in range(len(row))]
+    elif t != 1.0:
+        logs = [math.log(x) / t if x > 0.0 else -math.inf for x in row]
+        top = max(logs)
+        row = normalize([math.exp(v - top) if v > -math.inf else 0.0 for v in logs])
+    order = sorted(range(len(row)), key=lambda i: (-row[i], i))
+    if 0 < k < len(row):
+        keep = set(order[:k])
+        row = normalize([x if i in keep else 0.0 for i, x in enumerate(row)])
+        order = sorted(range(len(row)), key=lambda i: (-row[i], i))
+    if top_p < 1.0:
+        kept: set[int] = set()
+        mass = 0.0
+        for i in order:
+            kept.add(i)
+            mass += row[i]
+            if mass >= top_p - 1e-12:
+                break
+        row = normalize([x if i in kept else 0.0 for i, x in enumerate(row)])
+    return row
+
+
+# Rows with zeros and ties (weights drawn from a few values), temperatures from greedy to flat.
+_weights = st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 0.001, 7.5, 1e-9]), min_size=1, max_size=40).filter(any)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    _weights,
+    st.sampled_from([0.0, 0.25, 0.5, 0.7, 1.0, 1.3, 2.0]),
+    st.integers(0, 45),
+    st.sampled_from([0.05, 0.3, 0.5, 0.9, 0.999, 1.0]),
+)
+def test_shape_equals_the_plain_definition_bit_for_bit(weights: list[float], t: float, k: int, top_p: float) -> None:
+    p = normalize(weights)
+    expected = _plain_shape(p, t, k, top_p)
+    assert shape(p, temperature=t, top_k=k, top_p=top_p) == expected
+    # Each knob alone, through its public function.
+    assert apply_temperature(p, t) == _plain_shape(p, t, 0, 1.0)
+    assert apply_top_k(p, k) == _plain_shape(p, 1.0, k, 1.0)
+    assert apply_top_p(p, top_p) == _plain_shape(p, 1.0, 0, top_p)
 
 
 def test_normalize_errors() -> None:
