@@ -36,6 +36,8 @@ from conftest import (
 )
 from playwright.sync_api import expect
 
+from specdec_core import web
+
 pytestmark = pytest.mark.browser
 
 READY = "Python is ready"
@@ -730,6 +732,61 @@ def test_instant_navigation_back_and_forth_leaks_no_contexts_charts_or_listeners
     for _ in range(5):
         round_trip()
     assert page.evaluate("window.__sdLeaks()") == first
+
+
+# A browser that offers no WebGL (turned off, or no graphics driver it trusts): every WebGL context is refused.
+NO_WEBGL = """(() => {
+  const original = HTMLCanvasElement.prototype.getContext;
+  HTMLCanvasElement.prototype.getContext = function (type, ...rest) {
+    return /webgl/i.test(String(type)) ? null : original.call(this, type, ...rest);
+  };
+})();"""
+
+
+def test_without_webgl_the_3d_lab_stays_a_static_drawing_that_follows_the_controls(
+    page: Any, server: SiteServer
+) -> None:
+    """plotly.js 4.1.1 puts "WebGL is not supported by your browser" in a 3D scene's place when it gets no WebGL
+    context (Firefox 153 headless showed it on the home page). The lab keeps its static drawing instead, says why,
+    drops the orbit hint, and redraws the drawing from every new result."""
+    page.add_init_script(NO_WEBGL)
+    open_page(page, server, "")
+    expect_ready(page)
+    lab = page.locator('.sd-widget[data-widget="lab3d"]')
+    expect(lab).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    chart = lab.locator(".sd-chart")
+    expect(chart).to_have_attribute("data-sd-static", "no-webgl")
+    expect(chart.locator(".sd-chart__static")).to_contain_text("This browser offers no WebGL")
+    expect(chart.locator(".sd-chart__static")).to_be_visible()
+    # Every chart Plotly can draw is drawn (here: none), so the page counts as done.
+    expect(page.locator("html")).to_have_attribute("data-sd-charts", "plotly", timeout=BOOT_MS)
+    expect(chart).to_have_attribute("data-sd-engine", "sketch")
+    expect(chart.locator("svg.sd-sketch")).to_have_count(1)
+    expect(page.get_by_text("WebGL is not supported")).to_have_count(0)
+    expect(lab.get_by_text("Drag to orbit")).to_be_hidden()
+    expect(lab.locator(".sd-lab3d__caption")).to_contain_text(READY)
+
+    # A change of alpha draws the new run: its figure and metrics are the native run's at that alpha.
+    drawn = int(chart.get_attribute("data-sd-renders") or 0)
+    slider = lab.get_by_label("Agreement rate \N{GREEK SMALL LETTER ALPHA}")
+    slider.focus()
+    for _ in range(30):
+        slider.press("ArrowLeft")  # 0.80 -> 0.50
+    args = {"gamma": 4, "alpha": 0.5, "cost": 0.05, "seed": 0, "rounds": 16}  # docs/index.md's run, at alpha 0.5
+    expected = json.loads(web.call("home.run", json.dumps(args)))
+    value = float(expected["metrics"]["target-calls-saved"])
+    saved = lab.locator('[data-metric="target-calls-saved"]')
+    # As JavaScript's String() writes the number (shortest round trip, as Python's repr; no ".0" on an integer).
+    written = str(int(value)) if value.is_integer() else repr(value)
+    expect(saved).to_have_attribute("data-value", written, timeout=BOOT_MS)
+    page.wait_for_function(
+        "([el, n]) => Number(el.dataset.sdRenders || 0) > n", arg=[chart.element_handle(), drawn], timeout=BOOT_MS
+    )
+    expect(chart.locator("svg.sd-sketch")).to_have_count(1)
+    expect(chart.locator(".sd-chart__static")).to_have_count(1)
+    assert page.evaluate("() => document.querySelector('.sd-lab3d .sd-chart')._sdFigure.data.length") == len(
+        expected["figure"]["data"]
+    )
 
 
 # Per chart on the page: what Plotly drew, and what sketch.js draws from the same figure at the same width.

@@ -1,7 +1,7 @@
 // Charts: a static sketch (sketch.js) until Plotly may load, then Plotly's partial bundles, in the page's theme.
 //   render(target, figure): the newest figure for a target wins; redrawn when the palette changes; the target
 //     reads data-sd-engine="sketch" | "plotly" and counts data-sd-renders; <html data-sd-charts> says "plotly"
-//     once Plotly draws every chart. startPlotly(): Python is ready or has failed, so load the bundles the sketches
+//     once Plotly draws every chart it can (a 3D one without WebGL stays a sketch, see drawable). startPlotly(): Python is ready or has failed, so load the bundles the sketches
 //     need (Plotly parsed during Pyodide's boot slows the boot: sketch.js has the measurement). retryPlotly(),
 //     purge(target), preload(root) (prefetch what root's build-time figures need), chartCount() (leak test).
 // plotly.js 4.1.1 ships a "cartesian" bundle (1.5 MB: bar, scatter, heatmap) and a "gl3d" one (1.75 MB), loaded
@@ -29,6 +29,20 @@ let plotlyWanted = false; // Plotly may load: Python is ready, or has failed
 
 export function bundleFor(figure) {
   return (figure.data || []).some((trace) => GL3D.has(trace.type)) ? "gl3d" : "cartesian";
+}
+
+// A browser without WebGL (turned off, or no graphics driver it trusts) cannot draw a 3D scene: Plotly would put
+// "WebGL is not supported by your browser" in its place. Such a chart keeps the sketch, redrawn with every result,
+// and reads data-sd-static="no-webgl". Asked once, when a 3D figure is first rendered.
+let webgl = null;
+function drawable(figure) {
+  if (bundleFor(figure) !== "gl3d") return true;
+  if (webgl === null) {
+    const gl = document.createElement("canvas").getContext("webgl");
+    webgl = Boolean(gl);
+    gl?.getExtension("WEBGL_lose_context")?.loseContext(); // browsers keep few contexts: give this one back
+  }
+  return webgl;
 }
 
 function load(bundle) {
@@ -162,15 +176,22 @@ async function draw(target, Plotly, figure) {
 export async function render(target, figure) {
   target._sdFigure = figure;
   charts.add(target);
-  const Plotly = loaded.get(bundleFor(figure));
+  const Plotly = drawable(figure) ? loaded.get(bundleFor(figure)) : null;
   if (Plotly) return draw(target, Plotly, figure);
+  if (!drawable(figure) && !target.dataset.sdStatic) {
+    target.dataset.sdStatic = "no-webgl";
+    const note = document.createElement("p");
+    note.className = "sd-note sd-chart__static";
+    note.textContent = "This browser offers no WebGL, which the interactive 3D view needs: this is a static drawing of the same figure, redrawn with every change.";
+    target.prepend(note);
+  }
   await queueSketch(target, figure);
   if (plotlyWanted) await upgrade();
 }
 
 // Loads the bundles the sketched charts need, and lets Plotly draw them.
 async function upgrade() {
-  const sketched = () => [...charts].filter((t) => t.isConnected && t._sdFigure && !t._sdPlotly);
+  const sketched = () => [...charts].filter((t) => t.isConnected && t._sdFigure && !t._sdPlotly && drawable(t._sdFigure));
   await Promise.all([...new Set(sketched().map((t) => bundleFor(t._sdFigure)))].map(load));
   await Promise.all(sketched().map((t) => draw(t, loaded.get(bundleFor(t._sdFigure)), t._sdFigure)));
   if (!sketched().length) document.documentElement.dataset.sdCharts = "plotly";

@@ -510,6 +510,11 @@ function drawScene(g, figure, box, theme) {
     const depth = dot(v, forward);
     return [dot(v, right) / depth, dot(v, up) / depth, depth];
   };
+  // The height's tick labels stand left of the scene ("sampled" is 7 letters): on a phone, where the margins are
+  // thin, the scene moves right to keep them on screen.
+  const zTicks = ticks({ spec: scene.zaxis || {}, letter: "x", category: false, range: ranges[2] }, 300);
+  const inset = Math.max(0, Math.max(0, ...zTicks.map((tk) => String(tk.text).length)) * 6 + 10 - box.x);
+  box = { ...box, x: box.x + inset, w: box.w - inset };
   // Fit the projected bounding box into the scene's box.
   const corners = [];
   for (const x of ranges[0]) for (const y of ranges[1]) for (const z of ranges[2]) corners.push(project([x, y, z]));

@@ -72,7 +72,8 @@ export default define(import.meta.url, (settings) => ({
     // The header's status line mirrored beside the scene, hidden from screen readers: the header's already speaks.
     const status = el("span", "sd-state");
     status.setAttribute("aria-hidden", "true");
-    const caption = el("p", "sd-note sd-lab3d__caption", status, el("span", "", "Drag to orbit · wheel to zoom · hover a token for its test"));
+    const hint = el("span", "", "Drag to orbit · wheel to zoom · hover a token for its test");
+    const caption = el("p", "sd-note sd-lab3d__caption", status, hint);
     ctx.onStatus((python) => {
       status.textContent = python.text;
       status.dataset.state = python.state;
@@ -127,6 +128,7 @@ export default define(import.meta.url, (settings) => ({
       // One frame paints everything from one answer: the cards count the same checked rounds as the chart.
       paint(result) {
         ctx.render(chart, fit(result.figure, chart.clientWidth));
+        hint.hidden = Boolean(chart.dataset.sdStatic); // without WebGL the chart is a static drawing (its note says so)
         latest.textContent = result.latest;
         summary.textContent = result.summary;
         paintTable(table, result.table);
