@@ -1,6 +1,6 @@
 # The whole set-up lives here: every target installs what it needs first.
 #   make serve   build the site and serve it at http://127.0.0.1:8000
-#   make test    lint, type-check, native tests, the core suite inside Pyodide, browser tests
+#   make test    lint, type-check, native tests, the core suite inside Pyodide, browser tests (Chromium; Firefox)
 #   make site    the static site in site/, ready for GitHub Pages (site_assets/prebuild.py, then mkdocs)
 #   make bench   print benchmark tables (nothing asserted)
 
@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/web/*.py specdec_core/data/*)
 
-.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-browser browser-suite browser-sitewide browser-pages lint bench wheel chromium clean
+.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-firefox firefox test-browser browser-suite browser-sitewide browser-pages lint bench wheel chromium clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,20 @@ chromium:
 	  echo "Browser tests need /usr/bin/chromium: run 'sudo apt-get install chromium' and try again." >&2; exit 1; \
 	fi
 
+# Debian's Firefox ESR for tests/firefox/check.mjs, installed the way chromium is.
+firefox:
+	@if [ -x /usr/bin/firefox-esr ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing Debian's firefox-esr for the Firefox check"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq firefox-esr >/dev/null; \
+	else \
+	  echo "The Firefox check needs /usr/bin/firefox-esr: run 'sudo apt-get install firefox-esr' and try again." >&2; exit 1; \
+	fi
+
+# Three pages of the built site in Firefox (the browser suite below runs in Chromium): see tests/firefox/check.mjs.
+test-firefox: site firefox node_modules/.installed
+	HOME=$${HOME:-/root} node tests/firefox/check.mjs
+
 test-browser: site site-zensical chromium
 	$(MAKE) --no-print-directory browser-suite
 
@@ -98,7 +112,7 @@ browser-pages:
 # Lint, the two core suites, the two site builds and Chromium's install share the machine's cores (each is one
 # process); their output is kept together per target. The browser suite's two sessions run after them, alone.
 test:
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-native test-pyodide site site-zensical chromium
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-native test-pyodide site site-zensical chromium test-firefox
 	$(MAKE) --no-print-directory browser-suite
 
 bench: $(VENV)/.installed node_modules/.installed dist/.built site chromium
