@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/web/*.py specdec_core/data/*)
 
-.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-firefox firefox test-browser browser-suite browser-sitewide browser-pages lint bench wheel chromium clean
+.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-firefox firefox browsers test-browser browser-suite browser-sitewide browser-pages lint bench wheel chromium clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,24 +68,22 @@ test-pyodide: $(VENV)/.installed node_modules/.installed dist/.built
 	$(PY) tests/pyodide/fetch_wheels.py
 	node tests/pyodide/run_pytest.mjs
 
-chromium:
-	@if [ -x /usr/bin/chromium ]; then :; \
+# Debian's chromium (the browser suite) and firefox-esr (the Firefox check), whichever are missing, in one apt run:
+# chromium and test-firefox may start side by side under -j2, and two apt runs at once would fight for its lock.
+BROWSERS := /usr/bin/chromium:chromium /usr/bin/firefox-esr:firefox-esr
+
+browsers:
+	@missing=""; for b in $(BROWSERS); do [ -x "$${b%%:*}" ] || missing="$$missing $${b#*:}"; done; \
+	missing="$${missing# }"; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing Debian's chromium for the browser tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  echo "Installing Debian's $$missing for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else \
-	  echo "Browser tests need /usr/bin/chromium: run 'sudo apt-get install chromium' and try again." >&2; exit 1; \
+	  echo "The browser tests need $$missing: run 'sudo apt-get install $$missing' and try again." >&2; exit 1; \
 	fi
 
-# Debian's Firefox ESR for tests/firefox/check.mjs, installed the way chromium is.
-firefox:
-	@if [ -x /usr/bin/firefox-esr ]; then :; \
-	elif [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing Debian's firefox-esr for the Firefox check"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq firefox-esr >/dev/null; \
-	else \
-	  echo "The Firefox check needs /usr/bin/firefox-esr: run 'sudo apt-get install firefox-esr' and try again." >&2; exit 1; \
-	fi
+chromium firefox: browsers
 
 # Three pages of the built site in Firefox (the browser suite below runs in Chromium): see tests/firefox/check.mjs.
 test-firefox: site firefox node_modules/.installed

@@ -5,7 +5,8 @@
 // Puppeteer, whose BiDi client works with it. It serves site/ under /lab/ (as GitHub Pages serves a project site)
 // and, on each page below: Python goes ready and every widget answers a live call; every chart Plotly can draw is
 // drawn by it; a 3D chart is Plotly's WebGL scene where the browser offers WebGL, else the static drawing with its
-// note; the first slider, moved one step by the keyboard, gets a new answer painted; no console error or warning,
+// note; the first slider, moved one step by the keyboard, gets a new answer painted; the pages after the first boot
+// from the Python snapshot the first one stored; no console error or warning,
 // uncaught error, or request off the site's origin. It waits on the page's own state, never on time, and prints
 // the browser's console for a page that fails. Exit status 1 if any page fails.
 
@@ -66,6 +67,8 @@ const CHARTS = () => {
   return { webgl, charts };
 };
 
+const booted = []; // each page's boot: "fresh" | "snapshot"
+
 async function check(browser, base, page_path) {
   const page = await browser.newPage();
   const log = [];
@@ -103,8 +106,16 @@ async function check(browser, base, page_path) {
     await page.keyboard.press("ArrowRight");
     const painted = (n) => Number(document.activeElement.closest(".sd-widget").dataset.sdPaints || 0) > n;
     await page.waitForFunction(painted, { timeout: WAIT_MS, polling: 100 }, before);
+    // The first page stores Python's memory snapshot (runtime/worker.js) and the next ones boot from it. Closing a
+    // page while it stores made Firefox 153 keep a damaged entry, which the next boot found (a warning) and
+    // replaced: the page stays open until the snapshot is in Cache Storage.
+    const boot = await page.evaluate(() => document.documentElement.dataset.sdBoot);
+    if (booted.length && boot !== "snapshot") problems.push(`booted ${boot}, not from the first page's snapshot`);
+    booted.push(boot);
+    const stored = async () => (await (await caches.open("sd-snapshot")).keys()).length > 0;
+    await page.waitForFunction(stored, { timeout: WAIT_MS, polling: 200 });
     const kinds = charts.map((c) => c.drawn.split(" ")[0]).join(", ");
-    console.log(`${name}: live in ${live} s; charts: ${kinds}; WebGL ${webgl ? "offered" : "not offered"}; a slider step was answered`);
+    console.log(`${name}: live in ${live} s (${boot} boot); charts: ${kinds}; WebGL ${webgl ? "offered" : "not offered"}; a slider step was answered`);
   } catch (err) {
     problems.push(String(err?.message || err).split("\n")[0]);
   }

@@ -33,14 +33,22 @@ export function bundleFor(figure) {
 
 // A browser without WebGL (turned off, or no graphics driver it trusts) cannot draw a 3D scene: Plotly would put
 // "WebGL is not supported by your browser" in its place. Such a chart keeps the sketch, redrawn with every result,
-// and reads data-sd-static="no-webgl". Asked once, when a 3D figure is first rendered.
+// and reads data-sd-static="no-webgl" under a note. Asked once Plotly may load (not during the first paint: a
+// WebGL context costs time to make), when a 3D figure is to be drawn.
 let webgl = null;
-function drawable(figure) {
-  if (bundleFor(figure) !== "gl3d") return true;
+function drawable(target) {
+  if (bundleFor(target._sdFigure) !== "gl3d") return true;
   if (webgl === null) {
     const gl = document.createElement("canvas").getContext("webgl");
     webgl = Boolean(gl);
     gl?.getExtension("WEBGL_lose_context")?.loseContext(); // browsers keep few contexts: give this one back
+  }
+  if (!webgl && !target.dataset.sdStatic) {
+    target.dataset.sdStatic = "no-webgl";
+    const note = document.createElement("p");
+    note.className = "sd-note sd-chart__static";
+    note.textContent = "This browser offers no WebGL, which the interactive 3D view needs: this is a static drawing of the same figure, redrawn with every change.";
+    target.prepend(note);
   }
   return webgl;
 }
@@ -176,22 +184,15 @@ async function draw(target, Plotly, figure) {
 export async function render(target, figure) {
   target._sdFigure = figure;
   charts.add(target);
-  const Plotly = drawable(figure) ? loaded.get(bundleFor(figure)) : null;
+  const Plotly = loaded.get(bundleFor(figure)); // the gl3d bundle is loaded only where WebGL is (upgrade)
   if (Plotly) return draw(target, Plotly, figure);
-  if (!drawable(figure) && !target.dataset.sdStatic) {
-    target.dataset.sdStatic = "no-webgl";
-    const note = document.createElement("p");
-    note.className = "sd-note sd-chart__static";
-    note.textContent = "This browser offers no WebGL, which the interactive 3D view needs: this is a static drawing of the same figure, redrawn with every change.";
-    target.prepend(note);
-  }
   await queueSketch(target, figure);
   if (plotlyWanted) await upgrade();
 }
 
 // Loads the bundles the sketched charts need, and lets Plotly draw them.
 async function upgrade() {
-  const sketched = () => [...charts].filter((t) => t.isConnected && t._sdFigure && !t._sdPlotly && drawable(t._sdFigure));
+  const sketched = () => [...charts].filter((t) => t.isConnected && t._sdFigure && !t._sdPlotly && drawable(t));
   await Promise.all([...new Set(sketched().map((t) => bundleFor(t._sdFigure)))].map(load));
   await Promise.all(sketched().map((t) => draw(t, loaded.get(bundleFor(t._sdFigure)), t._sdFigure)));
   if (!sketched().length) document.documentElement.dataset.sdCharts = "plotly";

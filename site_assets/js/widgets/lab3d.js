@@ -127,8 +127,8 @@ export default define(import.meta.url, (settings) => ({
     return {
       // One frame paints everything from one answer: the cards count the same checked rounds as the chart.
       paint(result) {
-        ctx.render(chart, fit(result.figure, chart.clientWidth));
-        hint.hidden = Boolean(chart.dataset.sdStatic); // without WebGL the chart is a static drawing (its note says so)
+        // Without WebGL the chart stays a static drawing (its note says so): no orbit, zoom or hover.
+        ctx.render(chart, fit(result.figure, chart.clientWidth)).then(() => (hint.hidden = Boolean(chart.dataset.sdStatic)));
         latest.textContent = result.latest;
         summary.textContent = result.summary;
         paintTable(table, result.table);
