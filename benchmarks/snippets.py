@@ -99,7 +99,7 @@ def ngram_load_seconds() -> dict[str, Any]:
 
 SNIPPETS: dict[str, Callable[[], dict[str, Any]]] = {
     "scalar engine, agreement pair (V=8, gamma=4)": engine_agreement_tokens_per_s,
-    "scalar engine, n-gram pair (V=1002, gamma=4)": engine_ngram_tokens_per_s,
+    "scalar engine, n-gram pair (V=1024, gamma=4)": engine_ngram_tokens_per_s,
     "n-gram pair load (train from text)": ngram_load_seconds,
 }
 
