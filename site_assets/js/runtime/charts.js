@@ -1,8 +1,9 @@
 // Charts: a static sketch (sketch.js) until Plotly may load, then Plotly's partial bundles, in the page's theme.
 //   render(target, figure): the newest figure for a target wins; redrawn when the palette changes; the target
 //     reads data-sd-engine="sketch" | "plotly" and counts data-sd-renders; <html data-sd-charts> says "plotly"
-//     once Plotly draws every chart it can (a 3D one without WebGL stays a sketch, see drawable). startPlotly(): Python is ready or has failed, so load the bundles the sketches
-//     need (Plotly parsed during Pyodide's boot slows the boot: sketch.js has the measurement). retryPlotly(),
+//     once Plotly draws every chart it can (a 3D one without WebGL stays a sketch: drawable). startPlotly():
+//     Python is ready or has failed, so load the bundles the sketches need (Plotly parsed during Pyodide's boot
+//     slows the boot: sketch.js has the measurement). retryPlotly(),
 //     purge(target), preload(root) (prefetch what root's build-time figures need), chartCount() (leak test).
 // plotly.js 4.1.1 ships a "cartesian" bundle (1.5 MB: bar, scatter, heatmap) and a "gl3d" one (1.75 MB), loaded
 // only where a 3D trace is. Each sets window.Plotly as it runs; it is taken at once and the global restored, so

@@ -1,4 +1,5 @@
-// A first paint without Plotly: draws the lab's figure dicts as a static SVG until Plotly has loaded.
+// A first paint without Plotly: draws the lab's figure dicts as a static SVG until Plotly has loaded (for good, for a
+// 3D chart in a browser without WebGL: charts.js).
 //
 // Even Plotly's partial bundles (1.5 MB cartesian, 1.75 MB gl3d) cannot draw a page's first chart within 0.3 s:
 // benchmarks/bench_browser.py ("Plotly at once" rows) measured the first Plotly chart at 2.0-2.9 s on the
