@@ -467,6 +467,12 @@ def wait_for_renders(chart: Any, before: int) -> None:
     )
 
 
+def js_number(value: float) -> str:
+    """How JavaScript's String() writes a JSON number, as the widgets store metrics in data-value: both languages
+    print the shortest round-trip digits, and JavaScript drops ".0" from an integer."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 # Serious and critical findings of axe-core in ``within`` (a CSS selector; the whole document when None).
 AXE_RUN = """async (within) => (await axe.run(within ? document.querySelector(within) : document,

@@ -17,7 +17,16 @@ import re
 from typing import Any
 
 import pytest
-from conftest import end_slow_call, expect_plotly, queue_slow_call, renders, shared_page, visit, wait_for_renders
+from conftest import (
+    end_slow_call,
+    expect_plotly,
+    js_number,
+    queue_slow_call,
+    renders,
+    shared_page,
+    visit,
+    wait_for_renders,
+)
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
@@ -39,11 +48,6 @@ def tv_bound(n: int, k: int, delta: float = 1e-9) -> float:
 def native(name: str, **args: Any) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(web.call(name, json.dumps(args)))
     return result
-
-
-def js_number(value: float) -> str:
-    """How JavaScript's String(number) writes a value (the widgets store metrics that way in data-value)."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def metric(widget: Any, name: str) -> Any:

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, shared_page, visit, wait_for_renders
+from conftest import expect_plotly, js_number, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -29,11 +29,6 @@ def native(**args: Any) -> dict[str, Any]:
     full = {"gamma": 4, "alpha": 0.8, "cost": 0.05, "seed": 0, **RUN, **args}
     result: dict[str, Any] = json.loads(web.call("home.run", json.dumps(full)))
     return result
-
-
-def js_number(value: float) -> str:
-    """How JavaScript's String() writes a JSON number: both languages print the shortest round-trip digits."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def expect_metrics(lab: Any, metrics: dict[str, float]) -> None:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import SiteServer, expect_plotly, renders, shared_page, visit, wait_for_renders
+from conftest import SiteServer, expect_plotly, js_number, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -30,11 +30,6 @@ def native(**args: Any) -> dict[str, Any]:
     full = {"quality": 0.85, "gamma": 4, "cost": 0.05, "seed": 0, "rounds": 0, **args}
     result: dict[str, Any] = json.loads(web.call("playground.run", json.dumps(full)))
     return result
-
-
-def js_number(value: float) -> str:
-    """How JavaScript's String() writes a JSON number: both languages print the shortest round-trip digits."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def metric(page: Any, name: str) -> Any:

@@ -16,6 +16,7 @@ from conftest import (
     axe_violations,
     end_slow_call,
     expect_plotly,
+    js_number,
     queue_slow_call,
     renders,
     shared_page,
@@ -36,11 +37,6 @@ ARGS = sampling.EXAMPLE | {"rounds": 480, "samples": 2000}  # the page's setting
 def native(**args: Any) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(web.call("sampling.explore", json.dumps(ARGS | args)))
     return result
-
-
-def js_number(value: float) -> str:
-    """How JavaScript's String(number) writes a value (the widgets store metrics that way in data-value)."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def metric(widget: Any, name: str) -> Any:

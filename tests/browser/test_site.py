@@ -30,6 +30,7 @@ from conftest import (
     SiteServer,
     axe_violations,
     expect_plotly,
+    js_number,
     no_service_worker,
     shared_page,
     visit,
@@ -774,11 +775,8 @@ def test_without_webgl_the_3d_lab_stays_a_static_drawing_that_follows_the_contro
         slider.press("ArrowLeft")  # 0.80 -> 0.50
     args = {"gamma": 4, "alpha": 0.5, "cost": 0.05, "seed": 0, "rounds": 16}  # docs/index.md's run, at alpha 0.5
     expected = json.loads(web.call("home.run", json.dumps(args)))
-    value = float(expected["metrics"]["target-calls-saved"])
     saved = lab.locator('[data-metric="target-calls-saved"]')
-    # As JavaScript's String() writes the number (shortest round trip, as Python's repr; no ".0" on an integer).
-    written = str(int(value)) if value.is_integer() else repr(value)
-    expect(saved).to_have_attribute("data-value", written, timeout=BOOT_MS)
+    expect(saved).to_have_attribute("data-value", js_number(expected["metrics"]["target-calls-saved"]), timeout=BOOT_MS)
     page.wait_for_function(
         "([el, n]) => Number(el.dataset.sdRenders || 0) > n", arg=[chart.element_handle(), drawn], timeout=BOOT_MS
     )
