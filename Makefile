@@ -58,6 +58,7 @@ lint: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/ruff format --check specdec_core tests benchmarks site_assets
 	$(VENV)/bin/mypy --strict specdec_core site_assets/prebuild.py site_assets/search_math.py
 	node_modules/.bin/eslint site_assets benchmarks tests
+	node_modules/.bin/prettier --check --log-level warn .
 
 test-native: $(VENV)/.installed
 	$(PY) -m pytest -q tests specdec_core

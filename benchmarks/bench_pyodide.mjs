@@ -18,9 +18,7 @@ const WORKDIR = "/home/pyodide/bench";
 
 function coreWheel() {
   const dist = path.join(ROOT, "dist");
-  const wheels = fs.existsSync(dist)
-    ? fs.readdirSync(dist).filter((f) => /^specdec_core-.*\.whl$/.test(f))
-    : [];
+  const wheels = fs.existsSync(dist) ? fs.readdirSync(dist).filter((f) => /^specdec_core-.*\.whl$/.test(f)) : [];
   if (wheels.length !== 1) {
     console.error(`bench_pyodide: expected one specdec_core wheel in dist/, found ${wheels.length}: run 'make wheel'`);
     process.exit(2);

@@ -100,7 +100,10 @@ self.addEventListener("message", (event) => {
       for (const url of wanted) {
         if (await cache.match(url)) continue;
         // A file the page loaded but the server no longer has is skipped: the cache holds what can be served.
-        await store(cache, url).then(() => cached++, () => {});
+        await store(cache, url).then(
+          () => cached++,
+          () => {},
+        );
       }
       ports[0].postMessage({ version: BUILD.version, cached });
     })(),

@@ -34,7 +34,8 @@ function watchLater() {
     rootMargin: "0px 0px 100% 0px",
   });
   // A hidden section has no box to watch: watch what comes before it (its heading).
-  for (const el of document.querySelectorAll(".sd-later")) laterObserver.observe(el.previousElementSibling || el.parentElement);
+  for (const el of document.querySelectorAll(".sd-later"))
+    laterObserver.observe(el.previousElementSibling || el.parentElement);
 }
 
 addEventListener("beforeprint", showLater);

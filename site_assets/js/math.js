@@ -35,7 +35,8 @@ document$.subscribe(({ body }) => {
 // is typeset as it is listed (a display equation inline, as a snippet has no room for it). A highlight (<mark>) that
 // falls inside a formula would split its source, so it goes first: the formula is shown, unhighlighted. Zensical's
 // search, which cuts its snippets anywhere (often inside a formula), has no such list: there the source stays.
-const insideFormula = (text) => text.lastIndexOf("\\(") > text.lastIndexOf("\\)") || text.lastIndexOf("\\[") > text.lastIndexOf("\\]");
+const insideFormula = (text) =>
+  text.lastIndexOf("\\(") > text.lastIndexOf("\\)") || text.lastIndexOf("\\[") > text.lastIndexOf("\\]");
 
 function typesetResult(item) {
   for (const mark of item.querySelectorAll("mark")) {
@@ -50,6 +51,7 @@ function typesetResult(item) {
 const results = document.querySelector(".md-search-result__list");
 if (results) {
   new MutationObserver((records) => {
-    for (const { addedNodes } of records) for (const node of addedNodes) if (node.nodeType === Node.ELEMENT_NODE) typesetResult(node);
+    for (const { addedNodes } of records)
+      for (const node of addedNodes) if (node.nodeType === Node.ELEMENT_NODE) typesetResult(node);
   }).observe(results, { childList: true });
 }

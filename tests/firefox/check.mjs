@@ -61,8 +61,18 @@ const CHARTS = () => {
   const webgl = Boolean(canvas.getContext("webgl"));
   const charts = [...document.querySelectorAll(".md-content .sd-chart:not([hidden])")].map((c) => {
     const scene = (c._sdFigure?.data || []).some((t) => t.type === "scatter3d");
-    const drawn = c.dataset.sdEngine === "plotly" ? "plotly" : c.dataset.sdStatic ? `static (${c.querySelector(".sd-chart__static")?.textContent.slice(0, 40)}…)` : c.dataset.sdEngine;
-    return { label: (c.getAttribute("aria-label") || "").slice(0, 50), scene, drawn, canvas: Boolean(c.querySelector("canvas")) };
+    const drawn =
+      c.dataset.sdEngine === "plotly"
+        ? "plotly"
+        : c.dataset.sdStatic
+          ? `static (${c.querySelector(".sd-chart__static")?.textContent.slice(0, 40)}…)`
+          : c.dataset.sdEngine;
+    return {
+      label: (c.getAttribute("aria-label") || "").slice(0, 50),
+      scene,
+      drawn,
+      canvas: Boolean(c.querySelector("canvas")),
+    };
   });
   return { webgl, charts };
 };
@@ -115,7 +125,9 @@ async function check(browser, base, page_path) {
     const stored = async () => (await (await caches.open("sd-snapshot")).keys()).length > 0;
     await page.waitForFunction(stored, { timeout: WAIT_MS, polling: 200 });
     const kinds = charts.map((c) => c.drawn.split(" ")[0]).join(", ");
-    console.log(`${name}: live in ${live} s (${boot} boot); charts: ${kinds}; WebGL ${webgl ? "offered" : "not offered"}; a slider step was answered`);
+    console.log(
+      `${name}: live in ${live} s (${boot} boot); charts: ${kinds}; WebGL ${webgl ? "offered" : "not offered"}; a slider step was answered`,
+    );
   } catch (err) {
     problems.push(String(err?.message || err).split("\n")[0]);
   }

@@ -30,9 +30,7 @@ function fail(message) {
 
 function coreWheel() {
   const dist = path.join(ROOT, "dist");
-  const wheels = fs.existsSync(dist)
-    ? fs.readdirSync(dist).filter((f) => /^specdec_core-.*\.whl$/.test(f))
-    : [];
+  const wheels = fs.existsSync(dist) ? fs.readdirSync(dist).filter((f) => /^specdec_core-.*\.whl$/.test(f)) : [];
   if (wheels.length !== 1) {
     fail(`expected one specdec_core wheel in dist/, found ${wheels.length}: run 'make wheel'`);
   }
@@ -104,10 +102,7 @@ async function main() {
   copyTree(pyodide, path.join(ROOT, "tests"), `${PROJECT}/tests`);
   pyodide.FS.writeFile(`${PROJECT}/pyproject.toml`, fs.readFileSync(path.join(ROOT, "pyproject.toml")));
   pyodide.FS.mkdirTree(PLUGINS);
-  pyodide.FS.writeFile(
-    `${PLUGINS}/numpy_marker.py`,
-    fs.readFileSync(path.join(HERE, "numpy_marker.py")),
-  );
+  pyodide.FS.writeFile(`${PLUGINS}/numpy_marker.py`, fs.readFileSync(path.join(HERE, "numpy_marker.py")));
   const setupSeconds = (performance.now() - started) / 1000;
 
   pyodide.globals.set("PROJECT", PROJECT);

@@ -21,7 +21,13 @@ const GL3D = new Set(["scatter3d", "mesh3d", "surface", "isosurface", "volume", 
 const glRatio = () => Math.min(2, Math.max(1, window.devicePixelRatio || 1));
 // showSendToCloud defaults to true in plotly.js 4.1.1: its "Share chart..." button offers to upload the chart to
 // Plotly Cloud, a third party.
-const plotConfig = () => ({ responsive: true, displaylogo: false, displayModeBar: "hover", showSendToCloud: false, plotGlPixelRatio: glRatio() });
+const plotConfig = () => ({
+  responsive: true,
+  displaylogo: false,
+  displayModeBar: "hover",
+  showSendToCloud: false,
+  plotGlPixelRatio: glRatio(),
+});
 
 const loads = new Map(); // bundle name -> Promise<Plotly>
 const loaded = new Map(); // bundle name -> Plotly, once its script has run
@@ -48,7 +54,8 @@ function drawable(target) {
     target.dataset.sdStatic = "no-webgl";
     const note = document.createElement("p");
     note.className = "sd-note sd-chart__static";
-    note.textContent = "This browser offers no WebGL, which the interactive 3D view needs: this is a static drawing of the same figure, redrawn with every change.";
+    note.textContent =
+      "This browser offers no WebGL, which the interactive 3D view needs: this is a static drawing of the same figure, redrawn with every change.";
     target.prepend(note);
   }
   return webgl;
@@ -73,7 +80,12 @@ function load(bundle) {
     script.onerror = () => {
       script.remove();
       const title = "Interactive charts unavailable";
-      reject(new SDError({ title, traceback_last_line: `Plotly failed to load (${BUNDLES[bundle]}): the charts stay static` }));
+      reject(
+        new SDError({
+          title,
+          traceback_last_line: `Plotly failed to load (${BUNDLES[bundle]}): the charts stay static`,
+        }),
+      );
     };
     document.head.append(script);
   });
@@ -122,7 +134,13 @@ function palette() {
 function themed(figure) {
   const c = palette();
   const layout = structuredClone(figure.layout || {});
-  const axis = (ax) => ({ gridcolor: c.lightest, zerolinecolor: c.lighter, linecolor: c.lighter, tickcolor: c.lighter, ...ax });
+  const axis = (ax) => ({
+    gridcolor: c.lightest,
+    zerolinecolor: c.lighter,
+    linecolor: c.lighter,
+    tickcolor: c.lighter,
+    ...ax,
+  });
   layout.paper_bgcolor = "rgba(0,0,0,0)";
   layout.plot_bgcolor = "rgba(0,0,0,0)";
   layout.font = { family: c.font, color: c.fg, ...(layout.font || {}) };
@@ -135,7 +153,8 @@ function themed(figure) {
     if (!/^scene\d*$/.test(key)) continue;
     const scene = layout[key];
     scene.bgcolor ??= "rgba(0,0,0,0)";
-    for (const ax of ["xaxis", "yaxis", "zaxis"]) scene[ax] = { backgroundcolor: "rgba(0,0,0,0)", ...axis(scene[ax] || {}) };
+    for (const ax of ["xaxis", "yaxis", "zaxis"])
+      scene[ax] = { backgroundcolor: "rgba(0,0,0,0)", ...axis(scene[ax] || {}) };
   }
   return { data: structuredClone(figure.data || []), layout };
 }
@@ -214,7 +233,8 @@ export function purge(target) {
   sketches.delete(target);
   // Plotly.purge (4.1.1) leaves a 3D scene's WebGL context alive until the canvas is collected, and browsers keep
   // only 16: give it back now.
-  for (const canvas of target.querySelectorAll("canvas")) canvas.getContext("webgl")?.getExtension("WEBGL_lose_context")?.loseContext();
+  for (const canvas of target.querySelectorAll("canvas"))
+    canvas.getContext("webgl")?.getExtension("WEBGL_lose_context")?.loseContext();
   target._sdPlotly?.purge(target);
   delete target._sdPlotly;
   delete target._sdFigure;
@@ -225,6 +245,7 @@ export const chartCount = () => charts.size;
 // The palette toggle: every chart on the page is drawn again in the new colours.
 new MutationObserver(() => {
   for (const target of charts) {
-    if (target._sdFigure) render(target, target._sdFigure).catch((err) => console.error("[lab] chart redraw failed", err));
+    if (target._sdFigure)
+      render(target, target._sdFigure).catch((err) => console.error("[lab] chart redraw failed", err));
   }
 }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });

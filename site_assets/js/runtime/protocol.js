@@ -7,7 +7,14 @@
 // There is no CANCEL: a Python call cannot be interrupted without SharedArrayBuffer, which needs cross-origin
 // isolation headers GitHub Pages cannot send. Long work is many short CALLs from a JS loop that can stop between.
 
-export const MSG = Object.freeze({ INIT: "INIT", PROGRESS: "PROGRESS", READY: "READY", CALL: "CALL", RESULT: "RESULT", ERROR: "ERROR" });
+export const MSG = Object.freeze({
+  INIT: "INIT",
+  PROGRESS: "PROGRESS",
+  READY: "READY",
+  CALL: "CALL",
+  RESULT: "RESULT",
+  ERROR: "ERROR",
+});
 
 // Start-up phases in order, with the longest each may take: a loaded 2-core machine boots Pyodide in about 4 s
 // (PLATFORM.md); the margins are for slow networks.

@@ -28,7 +28,8 @@ const listeners = new Set();
 // stopped calls.
 addEventListener("unhandledrejection", (event) => {
   const reason = event.reason;
-  if (reason?.shown || (reason instanceof SDError && reason.fatal) || reason?.name === "AbortError") event.preventDefault();
+  if (reason?.shown || (reason instanceof SDError && reason.fatal) || reason?.name === "AbortError")
+    event.preventDefault();
 });
 
 export function onStatus(listener) {
@@ -60,10 +61,16 @@ export const python = {
     // has sent so far.
     const boot = window.__sdBoot;
     window.__sdBoot = null;
-    const worker = (this.worker = boot?.worker || new Worker(new URL("worker.js", import.meta.url), { type: "module" }));
+    const worker = (this.worker =
+      boot?.worker || new Worker(new URL("worker.js", import.meta.url), { type: "module" }));
     const init = message(MSG.INIT);
     this.initId = init.id;
-    const lost = (text) => this.fail({ traceback_last_line: text, fatal: true, phase: this.state === "loading" ? this.phase || "runtime" : null });
+    const lost = (text) =>
+      this.fail({
+        traceback_last_line: text,
+        fatal: true,
+        phase: this.state === "loading" ? this.phase || "runtime" : null,
+      });
     worker.onmessage = (event) => this.receive(event.data);
     // The script failed to load, or threw outside a call: no ERROR message will come.
     worker.onerror = (event) => {
@@ -114,7 +121,10 @@ export const python = {
     if (this.error) return;
     const error = (this.error = reply instanceof SDError ? reply : new SDError(reply));
     error.fatal = true;
-    this.set("error", `Error: ${error.phase ? `Python failed to start (${error.phase})` : "the Python worker stopped"}`);
+    this.set(
+      "error",
+      `Error: ${error.phase ? `Python failed to start (${error.phase})` : "the Python worker stopped"}`,
+    );
     this.rejectAll(error);
     this.ready = Promise.reject(error); // later calls fail at once
     this.ready.catch(() => {});
@@ -125,7 +135,10 @@ export const python = {
     if (this.error) throw this.error; // the worker failed while this call waited for start-up
     return new Promise((resolve, reject) => {
       const msg = message(MSG.CALL, { name, args: JSON.stringify(args ?? {}) });
-      const timer = setTimeout(() => this.fail({ traceback_last_line: `the Python worker did not answer ${name} within ${timeout / 1000} s` }), timeout);
+      const timer = setTimeout(
+        () => this.fail({ traceback_last_line: `the Python worker did not answer ${name} within ${timeout / 1000} s` }),
+        timeout,
+      );
       this.pending.set(msg.id, { resolve, reject, name, timer });
       this.worker.postMessage(msg);
     });

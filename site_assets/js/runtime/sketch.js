@@ -23,14 +23,26 @@ const SVG = "http://www.w3.org/2000/svg";
 let sketchCount = 0;
 const FALLBACK_WIDTH = 700; // a chart in a hidden tab has no width yet
 const DEFAULT_MARGIN = { l: 80, r: 80, t: 100, b: 80 };
-const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"];
+const VIRIDIS = [
+  "#440154",
+  "#482878",
+  "#3e4989",
+  "#31688e",
+  "#26828e",
+  "#1f9e89",
+  "#35b779",
+  "#6ece58",
+  "#b5de2b",
+  "#fde725",
+];
 const DASHES = { dot: "2 3", dash: "7 4", dashdot: "7 3 2 3", longdash: "12 4" };
 
 // --- small helpers ------------------------------------------------------------------------------------------
 
 function node(name, attrs = {}, parent = null) {
   const el = document.createElementNS(SVG, name);
-  for (const [key, value] of Object.entries(attrs)) if (value !== undefined && value !== null) el.setAttribute(key, value);
+  for (const [key, value] of Object.entries(attrs))
+    if (value !== undefined && value !== null) el.setAttribute(key, value);
   if (parent) parent.append(el);
   return el;
 }
@@ -41,21 +53,29 @@ const entities = document.createElement("textarea");
 function plain(text) {
   // Only Plotly's own tags: a word such as "<unk>" is text.
   const tags = /<\/?(?:b|i|em|sup|sub|span|a)\b[^>]*>/gi;
-  entities.innerHTML = String(text ?? "").replace(/<br\s*\/?>/gi, " ").replace(tags, "").replace(/&(?![#a-z0-9]+;)/gi, "&amp;").replace(/</g, "&lt;");
+  entities.innerHTML = String(text ?? "")
+    .replace(/<br\s*\/?>/gi, " ")
+    .replace(tags, "")
+    .replace(/&(?![#a-z0-9]+;)/gi, "&amp;")
+    .replace(/</g, "&lt;");
   return entities.value;
 }
 
 function label(parent, text, x, y, { anchor = "start", baseline = "middle", size, weight, fill, rotate } = {}) {
-  const t = node("text", {
-    x,
-    y,
-    "text-anchor": anchor,
-    "dominant-baseline": baseline,
-    "font-size": size,
-    "font-weight": weight,
-    fill,
-    transform: rotate ? `rotate(${rotate} ${x} ${y})` : undefined,
-  }, parent);
+  const t = node(
+    "text",
+    {
+      x,
+      y,
+      "text-anchor": anchor,
+      "dominant-baseline": baseline,
+      "font-size": size,
+      "font-weight": weight,
+      fill,
+      transform: rotate ? `rotate(${rotate} ${x} ${y})` : undefined,
+    },
+    parent,
+  );
   t.textContent = plain(text);
   return t;
 }
@@ -143,7 +163,10 @@ function buildAxis(id, spec, traces, letter, axLen) {
       const mode = t.mode || "lines+markers";
       const markers = /markers/.test(mode);
       const ppad = markers ? (t.marker?.size ?? 6) / 2 + (t.marker?.line?.width ?? 0) : 0;
-      const padded = letter === "y" ? !/^tozero|^tonext/.test(t.fill || "") : markers || /text/.test(mode) || Boolean(t.error_y?.visible);
+      const padded =
+        letter === "y"
+          ? !/^tozero|^tonext/.test(t.fill || "")
+          : markers || /text/.test(mode) || Boolean(t.error_y?.visible);
       extremes.push([min, ppad + (padded ? pad5 : 0)], [max, ppad + (padded ? pad5 : 0)]);
     }
   }
@@ -187,7 +210,9 @@ function ticks(axis, pixels) {
   if (spec.tickvals) return spec.tickvals.map((v, i) => ({ value: v, text: spec.ticktext?.[i] ?? String(v) }));
   if (axis.category) {
     const every = Math.max(1, Math.ceil(axis.categories.length / Math.max(1, pixels / 14)));
-    return axis.categories.filter((_, i) => i % every === 0).map((c) => ({ value: axis.categories.indexOf(c), text: c }));
+    return axis.categories
+      .filter((_, i) => i % every === 0)
+      .map((c) => ({ value: axis.categories.indexOf(c), text: c }));
   }
   const [lo, hi] = axis.range;
   const wanted = spec.nticks || Math.max(2, Math.min(10, Math.round(pixels / (axis.letter === "x" ? 80 : 40))));
@@ -216,7 +241,9 @@ function legendEntries(figure) {
   }
   // Stacked bars and stacked fills list top first (Plotly's default traceorder "reversed" for them).
   const order = figure.layout.legend?.traceorder;
-  const stacked = figure.data.some((t) => (t.type === "bar" && ["stack", "relative"].includes(figure.layout.barmode)) || /^tonext/.test(t.fill || ""));
+  const stacked = figure.data.some(
+    (t) => (t.type === "bar" && ["stack", "relative"].includes(figure.layout.barmode)) || /^tonext/.test(t.fill || ""),
+  );
   if (order ? order.includes("reversed") : stacked) out.reverse();
   // Plotly hides the legend of a single trace unless asked to show it.
   return out.length > 1 || figure.layout.showlegend === true ? out : [];
@@ -254,20 +281,33 @@ function swatch(g, t, x, y, defs, theme) {
   }
   const mode = t.mode || "lines";
   if (mode.includes("lines")) {
-    node("line", {
-      x1: x,
-      y1: y,
-      x2: x + 34,
-      y2: y,
-      stroke: t.line?.color || theme.fg,
-      "stroke-width": Math.min(t.line?.width ?? 2, 4),
-      "stroke-dasharray": DASHES[t.line?.dash],
-      opacity: t.opacity,
-    }, g);
+    node(
+      "line",
+      {
+        x1: x,
+        y1: y,
+        x2: x + 34,
+        y2: y,
+        stroke: t.line?.color || theme.fg,
+        "stroke-width": Math.min(t.line?.width ?? 2, 4),
+        "stroke-dasharray": DASHES[t.line?.dash],
+        opacity: t.opacity,
+      },
+      g,
+    );
   }
   if (mode.includes("markers")) {
     const marker = t.marker || {};
-    symbol(g, x + 17, y, Math.min(marker.size ?? 6, 12), marker.symbol, marker.color || theme.fg, marker.line, t.opacity);
+    symbol(
+      g,
+      x + 17,
+      y,
+      Math.min(marker.size ?? 6, 12),
+      marker.symbol,
+      marker.color || theme.fg,
+      marker.line,
+      t.opacity,
+    );
   }
 }
 
@@ -309,12 +349,18 @@ function symbol(g, x, y, size, name = "circle", colour, line, opacity) {
   const shape = String(name).replace(/-open$/, "");
   const r = size / 2;
   const outline = line?.width ? { stroke: line.color || colour, "stroke-width": line.width } : {};
-  const paint = open || shape === "line-ew"
-    ? { fill: "none", stroke: colour, "stroke-width": Math.max(line?.width ?? 1.5, 1.5) }
-    : { fill: colour, ...outline };
+  const paint =
+    open || shape === "line-ew"
+      ? { fill: "none", stroke: colour, "stroke-width": Math.max(line?.width ?? 1.5, 1.5) }
+      : { fill: colour, ...outline };
   const common = { ...paint, opacity };
   if (shape === "square") return node("rect", { x: x - r, y: y - r, width: size, height: size, ...common }, g);
-  if (shape === "diamond") return node("path", { d: `M${x},${y - r * 1.3}L${x + r * 1.3},${y}L${x},${y + r * 1.3}L${x - r * 1.3},${y}Z`, ...common }, g);
+  if (shape === "diamond")
+    return node(
+      "path",
+      { d: `M${x},${y - r * 1.3}L${x + r * 1.3},${y}L${x},${y + r * 1.3}L${x - r * 1.3},${y}Z`, ...common },
+      g,
+    );
   if (shape === "line-ew") return node("path", { d: `M${x - r},${y}H${x + r}`, ...common }, g);
   if (shape === "x") {
     const d = `M${x - r},${y - r}L${x + r},${y + r}M${x + r},${y - r}L${x - r},${y + r}`;
@@ -348,10 +394,17 @@ function drawBars(g, bars, mode, defs, theme) {
     let spacing = 1;
     if (numericKeys && keys.length > 1) {
       const sorted = [...keys].filter(isNumber).sort((a, c) => a - c);
-      spacing = Math.min(...sorted.slice(1).map((v, i) => v - sorted[i]).filter((d) => d > 0), 1) || 1;
+      spacing =
+        Math.min(
+          ...sorted
+            .slice(1)
+            .map((v, i) => v - sorted[i])
+            .filter((d) => d > 0),
+          1,
+        ) || 1;
     }
     const width = mode === "group" ? (slot * spacing) / bars.length : slot * spacing;
-    const offset = mode === "group" ? -slot * spacing / 2 + width * n : -width / 2;
+    const offset = mode === "group" ? (-slot * spacing) / 2 + width * n : -width / 2;
     keys.forEach((k, i) => {
       const v = vals[i];
       if (!isNumber(v)) return;
@@ -376,12 +429,16 @@ function drawBars(g, bars, mode, defs, theme) {
         const top = valAxis.scale(base + v + err);
         const bottom = valAxis.scale(base + v - err);
         const cap = Math.min(4, Math.abs(k1 - k0) / 3);
-        node("path", {
-          d: `M${cx},${top}V${bottom}M${cx - cap},${top}H${cx + cap}M${cx - cap},${bottom}H${cx + cap}`,
-          stroke: theme.fg,
-          "stroke-width": 1.5,
-          fill: "none",
-        }, g);
+        node(
+          "path",
+          {
+            d: `M${cx},${top}V${bottom}M${cx - cap},${top}H${cx + cap}M${cx - cap},${bottom}H${cx + cap}`,
+            stroke: theme.fg,
+            "stroke-width": 1.5,
+            fill: "none",
+          },
+          g,
+        );
       }
     });
   });
@@ -403,15 +460,19 @@ function drawScatter(g, t, xa, ya, theme) {
   });
   const colour = t.line?.color || t.marker?.color || theme.series[0];
   if (mode.includes("lines")) {
-    node("path", {
-      d: pathThrough(points),
-      fill: "none",
-      stroke: colour,
-      "stroke-width": t.line?.width ?? 2,
-      "stroke-dasharray": DASHES[t.line?.dash],
-      "stroke-linejoin": "round",
-      opacity: t.opacity,
-    }, g);
+    node(
+      "path",
+      {
+        d: pathThrough(points),
+        fill: "none",
+        stroke: colour,
+        "stroke-width": t.line?.width ?? 2,
+        "stroke-dasharray": DASHES[t.line?.dash],
+        "stroke-linejoin": "round",
+        opacity: t.opacity,
+      },
+      g,
+    );
   }
   if (mode.includes("markers")) {
     const m = t.marker || {};
@@ -421,7 +482,8 @@ function drawScatter(g, t, xa, ya, theme) {
     const texts = Array.isArray(t.text) ? t.text : [];
     const right = String(t.textposition || "").includes("right");
     points.forEach((p, i) => {
-      if (p && texts[i]) label(g, texts[i], p[0] + (right ? 2 : 0), p[1], { anchor: right ? "start" : "middle", fill: theme.fg });
+      if (p && texts[i])
+        label(g, texts[i], p[0] + (right ? 2 : 0), p[1], { anchor: right ? "start" : "middle", fill: theme.fg });
     });
   }
 }
@@ -438,27 +500,34 @@ function drawHeatmap(g, t, xa, ya) {
   const zmax = t.zmax ?? Math.max(...flat);
   const xs = t.x || (z[0] || []).map((_, i) => i);
   const ys = t.y || z.map((_, i) => i);
-  const edges = (vs) => vs.map((v, i) => {
-    const prev = i > 0 ? (v + vs[i - 1]) / 2 : v - ((vs[1] ?? v + 1) - v) / 2;
-    const next = i < vs.length - 1 ? (v + vs[i + 1]) / 2 : v + (v - (vs[i - 1] ?? v - 1)) / 2;
-    return [prev, next];
-  });
+  const edges = (vs) =>
+    vs.map((v, i) => {
+      const prev = i > 0 ? (v + vs[i - 1]) / 2 : v - ((vs[1] ?? v + 1) - v) / 2;
+      const next = i < vs.length - 1 ? (v + vs[i + 1]) / 2 : v + (v - (vs[i - 1] ?? v - 1)) / 2;
+      return [prev, next];
+    });
   const xe = edges(xs);
   const ye = edges(ys);
-  z.forEach((row, j) => row.forEach((v, i) => {
-    if (!isNumber(v) || !xe[i] || !ye[j]) return;
-    const x0 = xa.scale(xe[i][0]);
-    const x1 = xa.scale(xe[i][1]);
-    const y0 = ya.scale(ye[j][0]);
-    const y1 = ya.scale(ye[j][1]);
-    node("rect", {
-      x: Math.min(x0, x1),
-      y: Math.min(y0, y1),
-      width: Math.abs(x1 - x0) + 0.5,
-      height: Math.abs(y1 - y0) + 0.5,
-      fill: viridis((v - zmin) / (zmax - zmin || 1)),
-    }, g);
-  }));
+  z.forEach((row, j) =>
+    row.forEach((v, i) => {
+      if (!isNumber(v) || !xe[i] || !ye[j]) return;
+      const x0 = xa.scale(xe[i][0]);
+      const x1 = xa.scale(xe[i][1]);
+      const y0 = ya.scale(ye[j][0]);
+      const y1 = ya.scale(ye[j][1]);
+      node(
+        "rect",
+        {
+          x: Math.min(x0, x1),
+          y: Math.min(y0, y1),
+          width: Math.abs(x1 - x0) + 0.5,
+          height: Math.abs(y1 - y0) + 0.5,
+          fill: viridis((v - zmin) / (zmax - zmin || 1)),
+        },
+        g,
+      );
+    }),
+  );
   return { zmin, zmax, title: titleOf(t.colorbar) };
 }
 
@@ -493,7 +562,8 @@ function drawScene(g, figure, box, theme) {
   // Scene coordinates: each axis range mapped onto [-aspect, aspect] (Plotly's cube, scaled).
   // Scene coordinates: each axis range mapped onto [-aspect / 2, aspect / 2]; the eye looks at the centre from
   // camera.eye in the same units, with perspective.
-  const toScene = (p) => letters.map((l, i) => ((p[i] - ranges[i][0]) / (ranges[i][1] - ranges[i][0] || 1) - 0.5) * aspect[l]);
+  const toScene = (p) =>
+    letters.map((l, i) => ((p[i] - ranges[i][0]) / (ranges[i][1] - ranges[i][0] || 1) - 0.5) * aspect[l]);
   const e = [eye.x, eye.y, eye.z];
   const c = [center.x, center.y, center.z];
   const sub = (a, b) => a.map((v, i) => v - b[i]);
@@ -526,16 +596,56 @@ function drawScene(g, figure, box, theme) {
   const scale = Math.min(box.w / (maxX - minX || 1), box.h / (maxY - minY || 1)) * 0.86;
   const screen = (p) => {
     const q = project(p);
-    return [box.x + box.w / 2 + (q[0] - (minX + maxX) / 2) * scale, box.y + box.h / 2 - (q[1] - (minY + maxY) / 2) * scale];
+    return [
+      box.x + box.w / 2 + (q[0] - (minX + maxX) / 2) * scale,
+      box.y + box.h / 2 - (q[1] - (minY + maxY) / 2) * scale,
+    ];
   };
   // The floor and the two back walls' edges, then the tick labels along the front edges.
   const [[x0, x1], [y0, y1], [z0, z1]] = ranges;
   const far = e[1] < 0 ? y1 : y0; // the wall away from the camera
   const side = e[0] < 0 ? x1 : x0;
   const edges = [
-    [[x0, y0, z0], [x1, y0, z0]], [[x0, y1, z0], [x1, y1, z0]], [[x0, y0, z0], [x0, y1, z0]], [[x1, y0, z0], [x1, y1, z0]],
-    [[x0, far, z0], [x0, far, z1]], [[x1, far, z0], [x1, far, z1]], [[x0, far, z1], [x1, far, z1]],
-    [[side, y0, z0], [side, y0, z1]], [[side, y1, z0], [side, y1, z1]], [[side, y0, z1], [side, y1, z1]],
+    [
+      [x0, y0, z0],
+      [x1, y0, z0],
+    ],
+    [
+      [x0, y1, z0],
+      [x1, y1, z0],
+    ],
+    [
+      [x0, y0, z0],
+      [x0, y1, z0],
+    ],
+    [
+      [x1, y0, z0],
+      [x1, y1, z0],
+    ],
+    [
+      [x0, far, z0],
+      [x0, far, z1],
+    ],
+    [
+      [x1, far, z0],
+      [x1, far, z1],
+    ],
+    [
+      [x0, far, z1],
+      [x1, far, z1],
+    ],
+    [
+      [side, y0, z0],
+      [side, y0, z1],
+    ],
+    [
+      [side, y1, z0],
+      [side, y1, z1],
+    ],
+    [
+      [side, y0, z1],
+      [side, y1, z1],
+    ],
   ];
   const grid = node("g", { stroke: theme.grid, "stroke-width": 1, fill: "none" }, g);
   for (const [a, b] of edges) {
@@ -572,9 +682,20 @@ function drawScene(g, figure, box, theme) {
   // Marks, far to near, so nearer markers cover farther ones as in the WebGL scene.
   for (const t of traces) {
     const xs = t.x || [];
-    const pts = xs.map((x, i) => (isNumber(x) && isNumber(t.y?.[i]) && isNumber(t.z?.[i]) ? screen([x, t.y[i], t.z[i]]) : null));
+    const pts = xs.map((x, i) =>
+      isNumber(x) && isNumber(t.y?.[i]) && isNumber(t.z?.[i]) ? screen([x, t.y[i], t.z[i]]) : null,
+    );
     if ((t.mode || "markers").includes("lines")) {
-      node("path", { d: pathThrough(pts), fill: "none", stroke: t.line?.color || theme.fg, "stroke-width": Math.min(t.line?.width ?? 2, 4) }, g);
+      node(
+        "path",
+        {
+          d: pathThrough(pts),
+          fill: "none",
+          stroke: t.line?.color || theme.fg,
+          "stroke-width": Math.min(t.line?.width ?? 2, 4),
+        },
+        g,
+      );
     }
   }
   for (const t of traces) {
@@ -649,7 +770,12 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
   svg.dataset.traces = String(data.filter((t) => (t.type === "heatmap" ? t.z : t.x || t.y || [])?.length).length);
   if (hasScene) {
     const top = legendTop + legendHeight + 4;
-    const ranges = drawScene(node("g", { class: "sd-sketch-scene" }, svg), fig, { x: margin.l, y: top, w: width - margin.l - margin.r, h: height - top - margin.b }, theme);
+    const ranges = drawScene(
+      node("g", { class: "sd-sketch-scene" }, svg),
+      fig,
+      { x: margin.l, y: top, w: width - margin.l - margin.r, h: height - top - margin.b },
+      theme,
+    );
     svg.dataset.ranges = JSON.stringify({ "scene.x": ranges[0], "scene.y": ranges[1], "scene.z": ranges[2] });
     target.append(svg);
     return svg;
@@ -674,7 +800,13 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
       const own = data.filter((t) => (t[`${letter}axis`] || letter) === id);
       const overlay = spec.overlaying ? layout[layoutKey(spec.overlaying)] || {} : null;
       const domain = (overlay || spec).domain || [0, 1];
-      const axis = buildAxis(id, spec, own, letter, Math.abs(domain[1] - domain[0]) * (letter === "x" ? plot.w : plot.h));
+      const axis = buildAxis(
+        id,
+        spec,
+        own,
+        letter,
+        Math.abs(domain[1] - domain[0]) * (letter === "x" ? plot.w : plot.h),
+      );
       if (letter === "x") {
         const [a, b] = [plot.x + domain[0] * plot.w, plot.x + domain[1] * plot.w];
         axis.pixels = [a, b];
@@ -689,7 +821,13 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
     }
   }
   for (const t of data) delete t._stacked;
-  svg.dataset.ranges = JSON.stringify(Object.fromEntries(Object.values(axes).filter((a) => a.used).map((a) => [a.id, a.range])));
+  svg.dataset.ranges = JSON.stringify(
+    Object.fromEntries(
+      Object.values(axes)
+        .filter((a) => a.used)
+        .map((a) => [a.id, a.range]),
+    ),
+  );
 
   const gridLayer = node("g", { class: "sd-sketch-grid" }, svg);
   const marks = node("g", { class: "sd-sketch-marks" }, svg);
@@ -707,7 +845,8 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
       const p = axis.scale(tk.value);
       if (!Number.isFinite(p) || p < Math.min(...axis.pixels) - 1 || p > Math.max(...axis.pixels) + 1) continue;
       if (axis.letter === "x") {
-        if (!axis.category && spec.showgrid !== false) node("line", { x1: p, x2: p, y1: cross[0], y2: cross[1], stroke: theme.grid }, gridLayer);
+        if (!axis.category && spec.showgrid !== false)
+          node("line", { x1: p, x2: p, y1: cross[0], y2: cross[1], stroke: theme.grid }, gridLayer);
         const angle = spec.tickangle;
         label(axisLayer, tk.text, p, cross[0] + 14, {
           anchor: angle ? "end" : "middle",
@@ -716,24 +855,42 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
         });
       } else {
         if (spec.showgrid !== false && !spec.overlaying && !(axis.category && data.some((t) => t.type === "bar"))) {
-          node("line", { x1: cross[0], x2: cross[1], y1: p, y2: p, stroke: Math.abs(tk.value) < 1e-12 ? theme.zero : theme.grid }, gridLayer);
+          node(
+            "line",
+            { x1: cross[0], x2: cross[1], y1: p, y2: p, stroke: Math.abs(tk.value) < 1e-12 ? theme.zero : theme.grid },
+            gridLayer,
+          );
         }
-        label(axisLayer, tk.text, rightSide ? cross[1] + 6 : cross[0] - 6, p, { anchor: rightSide ? "start" : "end", fill: theme.fg });
+        label(axisLayer, tk.text, rightSide ? cross[1] + 6 : cross[0] - 6, p, {
+          anchor: rightSide ? "start" : "end",
+          fill: theme.fg,
+        });
       }
     }
     if (axis.title) {
       const mid = (axis.pixels[0] + axis.pixels[1]) / 2;
-      if (axis.letter === "x") label(axisLayer, axis.title, mid, cross[0] + (spec.tickangle ? 58 : 36), { anchor: "middle", fill: theme.fg, size: fontSize + 2 });
+      if (axis.letter === "x")
+        label(axisLayer, axis.title, mid, cross[0] + (spec.tickangle ? 58 : 36), {
+          anchor: "middle",
+          fill: theme.fg,
+          size: fontSize + 2,
+        });
       else {
         const x = rightSide ? cross[1] + 44 : cross[0] - 44;
-        label(axisLayer, axis.title, x, mid, { anchor: "middle", rotate: rightSide ? 90 : -90, fill: theme.fg, size: fontSize + 2 });
+        label(axisLayer, axis.title, x, mid, {
+          anchor: "middle",
+          rotate: rightSide ? 90 : -90,
+          fill: theme.fg,
+          size: fontSize + 2,
+        });
       }
     }
   }
 
   // Marks: heatmaps, then bars (grouped per axis pair), then lines, markers and text, in trace order.
   let colourbar = null;
-  for (const t of data) if (t.type === "heatmap") colourbar = drawHeatmap(marks, t, axes[t.xaxis || "x"], axes[t.yaxis || "y"]);
+  for (const t of data)
+    if (t.type === "heatmap") colourbar = drawHeatmap(marks, t, axes[t.xaxis || "x"], axes[t.yaxis || "y"]);
   const pairs = new Map();
   for (const t of data) {
     if (t.type !== "bar") continue;
@@ -742,8 +899,10 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
     pairs.get(key).push({ trace: t, x: axes[t.xaxis || "x"], y: axes[t.yaxis || "y"] });
   }
   for (const bars of pairs.values()) drawBars(marks, bars, barmode, defs, theme);
-  for (const t of data) if (t.type === "scatter") drawScatter(marks, t, axes[t.xaxis || "x"], axes[t.yaxis || "y"], theme);
-  if (colourbar && heat.showscale !== false) drawColorbar(axisLayer, defs, colourbar, plot.x + plot.w + 16, plot.y + 14, plot.h - 14, theme);
+  for (const t of data)
+    if (t.type === "scatter") drawScatter(marks, t, axes[t.xaxis || "x"], axes[t.yaxis || "y"], theme);
+  if (colourbar && heat.showscale !== false)
+    drawColorbar(axisLayer, defs, colourbar, plot.x + plot.w + 16, plot.y + 14, plot.h - 14, theme);
 
   // Shapes (lines) and annotations, in data or paper coordinates.
   const where = (ref, value, letter) => {
@@ -753,15 +912,19 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
   };
   for (const s of layout.shapes || []) {
     if (s.type !== "line") continue;
-    node("line", {
-      x1: where(s.xref, s.x0, "x"),
-      x2: where(s.xref, s.x1, "x"),
-      y1: where(s.yref, s.y0, "y"),
-      y2: where(s.yref, s.y1, "y"),
-      stroke: s.line?.color || theme.fg,
-      "stroke-width": s.line?.width ?? 2,
-      "stroke-dasharray": DASHES[s.line?.dash],
-    }, marks);
+    node(
+      "line",
+      {
+        x1: where(s.xref, s.x0, "x"),
+        x2: where(s.xref, s.x1, "x"),
+        y1: where(s.yref, s.y0, "y"),
+        y2: where(s.yref, s.y1, "y"),
+        stroke: s.line?.color || theme.fg,
+        "stroke-width": s.line?.width ?? 2,
+        "stroke-dasharray": DASHES[s.line?.dash],
+      },
+      marks,
+    );
   }
   for (const a of layout.annotations || []) {
     const x = where(a.xref, a.x, "x");

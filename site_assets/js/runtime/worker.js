@@ -34,7 +34,10 @@ function enter(name) {
   phase = name;
   self.postMessage({ id: initId, type: MSG.PROGRESS, phase: name, label: PHASES[name].label });
   const { timeoutMs } = PHASES[name];
-  const timer = setTimeout(() => failPhase(new Error(`start-up phase "${name}" did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
+  const timer = setTimeout(
+    () => failPhase(new Error(`start-up phase "${name}" did not finish within ${timeoutMs / 1000} s`)),
+    timeoutMs,
+  );
   return () => clearTimeout(timer);
 }
 
@@ -53,7 +56,11 @@ function watchRuntimeFetches(fail) {
     const response = await original(input, init);
     const url = new URL(String(input?.url ?? input), SITE);
     if (!response.ok && url.href.startsWith(runtime)) {
-      fail(new Error(`the Python runtime (${url.pathname.split("/").pop()}) failed to load: ${response.status} ${response.statusText}`));
+      fail(
+        new Error(
+          `the Python runtime (${url.pathname.split("/").pop()}) failed to load: ${response.status} ${response.statusText}`,
+        ),
+      );
     }
     return response;
   };
@@ -140,7 +147,9 @@ async function phases() {
   // The manifest names the core archive and is always revalidated (a redeploy is picked up); its digest busts
   // caches. The archive downloads while the runtime loads; its failure is reported in phase "core".
   const manifest = fetchOk(new URL("core/manifest.json", SITE), { cache: "no-cache" }).then((r) => r.json());
-  const core = manifest.then(({ file, sha256 }) => fetchOk(new URL(`core/${file}?v=${sha256.slice(0, 16)}`, SITE))).then((r) => r.arrayBuffer());
+  const core = manifest
+    .then(({ file, sha256 }) => fetchOk(new URL(`core/${file}?v=${sha256.slice(0, 16)}`, SITE)))
+    .then((r) => r.arrayBuffer());
   core.catch(() => {});
   const unwatch = watchRuntimeFetches(failPhase);
   try {
@@ -164,8 +173,16 @@ async function phases() {
 // Pyodide's PythonError carries the whole traceback in `message`; the page shows its last line.
 function errorMessage(id, err, where) {
   const text = String((err && err.message) || err);
-  const lines = text.trim().split("\n").filter((line) => line.trim() !== "");
-  const out = { id, type: MSG.ERROR, error: text, traceback_last_line: lines.length ? lines.at(-1).trim() : "unknown error" };
+  const lines = text
+    .trim()
+    .split("\n")
+    .filter((line) => line.trim() !== "");
+  const out = {
+    id,
+    type: MSG.ERROR,
+    error: text,
+    traceback_last_line: lines.length ? lines.at(-1).trim() : "unknown error",
+  };
   if (where) out.phase = where;
   return out;
 }

@@ -71,7 +71,9 @@ const builders = {
   // A range commits on every "input"; its output beside it says the value in words (spec.format).
   range(spec, id) {
     const { choices } = spec;
-    const bounds = choices ? { min: 0, max: choices.length - 1, step: 1 } : { min: spec.min, max: spec.max, step: spec.step };
+    const bounds = choices
+      ? { min: 0, max: choices.length - 1, step: 1 }
+      : { min: spec.min, max: spec.max, step: spec.step };
     const input = Object.assign(el("input"), { type: "range", ...bounds });
     const made = field("", spec, id, input, () => (choices ? choices[Number(input.value)] : Number(input.value)));
     const output = Object.assign(el("output"), { htmlFor: id });
@@ -85,10 +87,17 @@ const builders = {
     return { ...made, event: "input", set: (v) => (write(v), show()) };
   },
   number(spec, id) {
-    const input = Object.assign(el("input"), { type: "number", min: spec.min, max: spec.max, step: spec.step ?? 1, inputMode: "numeric" });
+    const input = Object.assign(el("input"), {
+      type: "number",
+      min: spec.min,
+      max: spec.max,
+      step: spec.step ?? 1,
+      inputMode: "numeric",
+    });
     return field("number", spec, id, input, () => Number(input.value));
   },
-  select: (spec, id) => field("select", spec, id, el("select", "", ...spec.options.map(([value, label]) => new Option(label, value)))),
+  select: (spec, id) =>
+    field("select", spec, id, el("select", "", ...spec.options.map(([value, label]) => new Option(label, value)))),
   text(spec, id) {
     const input = Object.assign(el("input"), { type: "text", spellcheck: false, autocomplete: "off" });
     if (spec.maxLength) input.maxLength = spec.maxLength;
@@ -139,7 +148,15 @@ const builders = {
 };
 
 // A drop-down control whose value lives in the URL: options are [value, text] pairs.
-export const select = (key, label, options, value) => ({ key, label, kind: "select", options, value, choices: options.map(([v]) => v), url: true });
+export const select = (key, label, options, value) => ({
+  key,
+  label,
+  kind: "select",
+  options,
+  value,
+  choices: options.map(([v]) => v),
+  url: true,
+});
 
 export function control(spec, name) {
   // A text area holds what a reader pastes (a server's metrics, say): it must not leak into a shared link.
@@ -149,7 +166,11 @@ export function control(spec, name) {
   made.set(spec.value);
   if (spec.hidden) made.root.hidden = true;
   const { root, input, event } = made;
-  return Object.defineProperty({ spec, root, input, event }, "value", { get: made.get, set: made.set, enumerable: true });
+  return Object.defineProperty({ spec, root, input, event }, "value", {
+    get: made.get,
+    set: made.set,
+    enumerable: true,
+  });
 }
 
 // A metric's <output data-metric=name>, announced when it changes.
@@ -162,7 +183,11 @@ export function output(name, text = "…", className = "") {
 
 // Metric tiles: [{name, label}] -> <dl> of label and an output per metric.
 export function tiles(items) {
-  return el("dl", "sd-tiles", ...items.map(({ name, label }) => el("div", "sd-tile", el("dt", "", label), el("dd", "", output(name)))));
+  return el(
+    "dl",
+    "sd-tiles",
+    ...items.map(({ name, label }) => el("div", "sd-tile", el("dt", "", label), el("dd", "", output(name)))),
+  );
 }
 
 // Sets data-value (the raw number; "" for none) and the text of every [data-metric=name] inside root.

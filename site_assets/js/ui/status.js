@@ -40,7 +40,15 @@ export function banner(error, retry) {
   error.shown = true;
   const retryButton = button("Retry", "md-button--primary sd-error__retry");
   retryButton.addEventListener("click", retry);
-  const root = el("div", "sd-error", el("strong", "", titleOf(error)), " ", el("code", "sd-error__line", error.message), " ", retryButton);
+  const root = el(
+    "div",
+    "sd-error",
+    el("strong", "", titleOf(error)),
+    " ",
+    el("code", "sd-error__line", error.message),
+    " ",
+    retryButton,
+  );
   root.setAttribute("role", "alert");
   root.dataset.sdError = "";
   return root;

@@ -13,17 +13,55 @@ export const PARAMS = Object.freeze({
   k: { label: "Candidates per position k", min: 1, max: 4, step: 1, value: 2, short: "k" },
   depth: { label: "Tree depth", min: 1, max: 6, step: 1, value: 3, short: "depth" },
   // Powers of two, as serving engines size them: a value between two snaps to the nearer (by ratio).
-  batch: { label: "Batch size", min: 1, max: 1024, choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], value: 1, format: grouped, short: "batch" },
-  context: { label: "Context length", min: 128, max: 32768, choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], value: 1024, format: grouped, short: "context" },
+  batch: {
+    label: "Batch size",
+    min: 1,
+    max: 1024,
+    choices: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    value: 1,
+    format: grouped,
+    short: "batch",
+  },
+  context: {
+    label: "Context length",
+    min: 128,
+    max: 32768,
+    choices: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
+    value: 1024,
+    format: grouped,
+    short: "context",
+  },
   // Sampling settings, applied to both models of the n-gram pair (its vocabulary has 1,024 tokens).
-  temperature: { label: "Temperature", min: 0, max: 2, step: 0.05, value: 1, format: (v) => (v === 0 ? "0 (greedy)" : v.toFixed(2)), short: "temperature" },
-  "top-p": { label: "Top-p", min: 0.05, max: 1, step: 0.05, value: 1, format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)), short: "top-p" },
+  temperature: {
+    label: "Temperature",
+    min: 0,
+    max: 2,
+    step: 0.05,
+    value: 1,
+    format: (v) => (v === 0 ? "0 (greedy)" : v.toFixed(2)),
+    short: "temperature",
+  },
+  "top-p": {
+    label: "Top-p",
+    min: 0.05,
+    max: 1,
+    step: 0.05,
+    value: 1,
+    format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)),
+    short: "top-p",
+  },
   "top-k": { label: "Top-k (0 = all tokens)", kind: "number", min: 0, max: 1024, step: 1, value: 50, short: "top-k" },
 });
 
 // The control of a shared parameter, its value in the URL; value null or undefined takes the default, and `more`
 // overrides any field (a narrower range, another format, url: false for a control that stays out of the link).
-export const param = (key, value, more = {}) => ({ key, ...PARAMS[key], value: value ?? PARAMS[key].value, url: true, ...more });
+export const param = (key, value, more = {}) => ({
+  key,
+  ...PARAMS[key],
+  value: value ?? PARAMS[key].value,
+  url: true,
+  ...more,
+});
 
 const decimals = (step) => (String(step).split(".")[1] ?? "").length;
 
@@ -54,7 +92,8 @@ export function readQuery(spec = PARAMS, search = location.search) {
       notes[key] = `${key} ${raw} is out of range; clamped to ${values[key]}`;
     } else {
       values[key] = snap(number, range);
-      if (values[key] !== number) notes[key] = `${key} ${raw} is between steps of ${range.step}; rounded to ${values[key]}`;
+      if (values[key] !== number)
+        notes[key] = `${key} ${raw} is between steps of ${range.step}; rounded to ${values[key]}`;
     }
   }
   return { values, notes };
@@ -76,7 +115,9 @@ function readChoice(key, raw, { choices, value }, notes) {
     notes[key] = `${key} ${raw} is out of range; clamped to ${clamped}`;
     return clamped;
   }
-  const nearest = choices.reduce((best, c) => (Math.abs(Math.log(c / number)) < Math.abs(Math.log(best / number)) ? c : best));
+  const nearest = choices.reduce((best, c) =>
+    Math.abs(Math.log(c / number)) < Math.abs(Math.log(best / number)) ? c : best,
+  );
   notes[key] = `${key} ${raw} is not one of ${listed(choices)}; rounded to ${nearest}`;
   return nearest;
 }

@@ -48,7 +48,10 @@ function loadModule(name) {
     const promise = import(url.href).catch((err) => {
       modules.delete(name);
       failedLoads.set(name, attempts + 1);
-      throw new SDError({ title: "This widget failed to load", traceback_last_line: `the ${name} widget failed to load (${url.pathname}): ${err?.message || err}` });
+      throw new SDError({
+        title: "This widget failed to load",
+        traceback_last_line: `the ${name} widget failed to load (${url.pathname}): ${err?.message || err}`,
+      });
     });
     modules.set(name, promise);
   }
@@ -58,7 +61,12 @@ function loadModule(name) {
 // A failed worker, or Plotly failing to load, gets one banner for the page; anything else the widget's own.
 function report(el, err) {
   if (err?.name === "AbortError" || (err?.shown && !err.fatal)) return; // a Run's failure comes here twice
-  const error = err instanceof SDError ? err : Object.assign(new SDError({ title: "This widget failed", traceback_last_line: String(err?.message || err) }), { traceback: err?.stack });
+  const error =
+    err instanceof SDError
+      ? err
+      : Object.assign(new SDError({ title: "This widget failed", traceback_last_line: String(err?.message || err) }), {
+          traceback: err?.stack,
+        });
   if (err instanceof Error && err !== error) {
     console.error(`[lab] widget ${el.dataset.widget}:`, err);
     err.shown = error.shown = true;
@@ -84,11 +92,13 @@ function bind(el, definition, entry) {
   // The first widget to read a wrong value writes the corrected link; the others reading that key say so too.
   Object.assign(corrections, found);
   const controls = {};
-  for (const spec of specs) controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
+  for (const spec of specs)
+    controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
   const values = () => Object.fromEntries(specs.map((s) => [s.key, controls[s.key].value]));
   let view = null;
-  const argsOf = (v, extra) => (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
+  const argsOf = (v, extra) =>
+    (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
   const writeUrl = () => writeQuery(Object.fromEntries(inUrl.map((s) => [s.key, controls[s.key].value])));
   let version = 0;
@@ -107,14 +117,16 @@ function bind(el, definition, entry) {
     pending = null;
     el.dataset.sdPaints = String(Number(el.dataset.sdPaints || 0) + 1);
   };
-  const guard = (fn) => (...a) => {
-    try {
-      const out = fn(...a);
-      if (out instanceof Promise) out.catch((err) => report(el, err));
-    } catch (err) {
-      report(el, err);
-    }
-  };
+  const guard =
+    (fn) =>
+    (...a) => {
+      try {
+        const out = fn(...a);
+        if (out instanceof Promise) out.catch((err) => report(el, err));
+      } catch (err) {
+        report(el, err);
+      }
+    };
 
   // A refresh (the controls changed) Python takes longer than BUSY_MS to answer marks the widget busy (aria-busy,
   // data-sd-busy: the results on screen, now stale, dim and a "Computing…" badge shows) until the queue holds no
@@ -211,7 +223,8 @@ function bind(el, definition, entry) {
       writeUrl();
       if (!quiet) refresh();
     },
-    group: (className, keys = specs.map((s) => s.key)) => element("div", className, ...keys.map((key) => controls[key].root)),
+    group: (className, keys = specs.map((s) => s.key)) =>
+      element("div", className, ...keys.map((key) => controls[key].root)),
     chart(label) {
       // role=figure (not img): Plotly's mode bar puts focusable buttons inside the chart.
       const div = element("div", "sd-chart");
@@ -222,11 +235,13 @@ function bind(el, definition, entry) {
     },
     render: (target, figure) => render(target, figure).catch((err) => report(el, err)),
     // Tiles for def.metrics, for some of them (by name), or for the items given.
-    tiles: (items = def.metrics) => tiles(items.map((i) => (typeof i === "string" ? def.metrics.find((m) => m.name === i) : i))),
+    tiles: (items = def.metrics) =>
+      tiles(items.map((i) => (typeof i === "string" ? def.metrics.find((m) => m.name === i) : i))),
     setMetric: (name, value, text) => setMetric(el, name, value, text),
     clearMetric: (name, text) => clearMetric(el, name, text),
     setMetrics(metrics) {
-      for (const [name, value] of Object.entries(metrics)) setMetric(el, name, value, formats[name]?.(value, metrics) ?? formatNumber(value));
+      for (const [name, value] of Object.entries(metrics))
+        setMetric(el, name, value, formats[name]?.(value, metrics) ?? formatNumber(value));
     },
     // Runs loop(signal, ...args) until it ends or stop(); the widget reads data-sd-running meanwhile and
     // onChange(running) hears both edges. stop() resolves once the loop has ended; a failure the widget showed is
@@ -256,7 +271,7 @@ function bind(el, definition, entry) {
     // Plays `total` units (rounds) through call(n, done), one call at a time, until all are played or the signal
     // aborts; sized by nextChunk (below).
     async chunked(signal, total, call, { first = 25, min = 20, max = 400 } = {}) {
-      for (let done = 0, size = first; done < total && !signal.aborted; ) {
+      for (let done = 0, size = first; done < total && !signal.aborted;) {
         const n = Math.min(size, total - done);
         const t0 = performance.now();
         await call(n, done);
@@ -291,13 +306,16 @@ function bind(el, definition, entry) {
   for (const spec of specs) {
     const c = controls[spec.key];
     if (spec.live !== false) c.input.dataset.sdRefresh = ""; // a change asks Python for a new result
-    c.input.addEventListener(c.event, guard(() => {
-      if (spec.kind === "number") c.value = clampNumber(c.value, spec);
-      version += 1;
-      if (spec.url) writeUrl();
-      spec.onChange?.(ctx, c.value);
-      if (spec.live !== false) refresh();
-    }));
+    c.input.addEventListener(
+      c.event,
+      guard(() => {
+        if (spec.kind === "number") c.value = clampNumber(c.value, spec);
+        version += 1;
+        if (spec.url) writeUrl();
+        spec.onChange?.(ctx, c.value);
+        if (spec.live !== false) refresh();
+      }),
+    );
   }
   if (Object.keys(found).length) writeUrl(); // the address bar holds the corrected link
 
@@ -309,7 +327,10 @@ function bind(el, definition, entry) {
     painted(version);
   } else if (initial) {
     const changed = specs.filter((s) => now[s.key] !== start[s.key]);
-    const said = changed.map((s) => `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`);
+    const said = changed.map(
+      (s) =>
+        `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`,
+    );
     pending = announce("sd-pending", `Computing for ${said.join(", ")}…`);
     pending.dataset.sdPending = "";
   }
@@ -367,7 +388,13 @@ function start(el, entry) {
 function mount(el) {
   if (el.dataset.sdMounted) return;
   el.dataset.sdMounted = "true";
-  const entry = { controller: new AbortController(), charts: new Set(), original: el.innerHTML, cleanup: null, bound: false };
+  const entry = {
+    controller: new AbortController(),
+    charts: new Set(),
+    original: el.innerHTML,
+    cleanup: null,
+    bound: false,
+  };
   mounted.set(el, entry);
   start(el, entry);
   // The module's define() starts it once loaded.

@@ -14,7 +14,11 @@ export default define(import.meta.url, (settings) => ({
     param("seed", settings.args.seed),
   ],
   metrics: [
-    { name: "tokens-per-pass", label: "Tokens per target pass (simulated)", format: (v, m) => `${fixed(3)(v)} ± ${fixed(3)(2 * m["tokens-per-pass-se"])}` },
+    {
+      name: "tokens-per-pass",
+      label: "Tokens per target pass (simulated)",
+      format: (v, m) => `${fixed(3)(v)} ± ${fixed(3)(2 * m["tokens-per-pass-se"])}`,
+    },
     { name: "tokens-per-pass-theory", label: "Expected: (1 − α^(γ+1)) / (1 − α)", format: fixed(3) },
     { name: "bonus-share", label: "Rounds ending with a bonus (simulated)", format: percent },
     { name: "bonus-share-theory", label: "Expected: α^γ", format: percent },
@@ -24,7 +28,8 @@ export default define(import.meta.url, (settings) => ({
   charts: {
     counts:
       "Bar chart of the share of rounds by number of accepted drafts, theory as bars (the last bar: all accepted, a bonus token) and the simulated rounds as diamonds",
-    curve: "Line chart of expected tokens per target pass against γ at this α, under the ceiling γ + 1, with the current γ marked",
+    curve:
+      "Line chart of expected tokens per target pass against γ at this α, under the ceiling γ + 1, with the current γ marked",
   },
   view(ctx) {
     const summary = announce("sd-verdict");

@@ -21,10 +21,41 @@ export default define(import.meta.url, (settings) => {
   const args = { preset: "worked", ...DEFAULTS, ...settings.args };
   return {
     controls: [
-      { key: "preset", label: "Starting pair", kind: "choice", options: PRESETS, value: args.preset, onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }) },
-      { key: "temperature", label: "Draft temperature", min: 0.25, max: 4, step: 0.25, value: args.temperature, format: temperatureText },
-      { key: "shift", label: "Draft shift (tokens)", min: -2, max: 2, step: 1, value: args.shift, format: (v) => (v > 0 ? `+${v}` : String(v)) },
-      { key: "blend", label: "Blend draft toward target", min: 0, max: 1, step: 0.05, value: args.blend, format: (v) => `${Math.round(v * 100)}%` },
+      {
+        key: "preset",
+        label: "Starting pair",
+        kind: "choice",
+        options: PRESETS,
+        value: args.preset,
+        onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }),
+      },
+      {
+        key: "temperature",
+        label: "Draft temperature",
+        min: 0.25,
+        max: 4,
+        step: 0.25,
+        value: args.temperature,
+        format: temperatureText,
+      },
+      {
+        key: "shift",
+        label: "Draft shift (tokens)",
+        min: -2,
+        max: 2,
+        step: 1,
+        value: args.shift,
+        format: (v) => (v > 0 ? `+${v}` : String(v)),
+      },
+      {
+        key: "blend",
+        label: "Blend draft toward target",
+        min: 0,
+        max: 1,
+        step: 0.05,
+        value: args.blend,
+        format: (v) => `${Math.round(v * 100)}%`,
+      },
       param("seed", 0, { url: false, live: false }), // only Sample uses it
     ],
     args: (v) => Object.fromEntries(PAIR.map((key) => [key, v[key]])),
@@ -32,11 +63,19 @@ export default define(import.meta.url, (settings) => {
       { name: "beta", label: "β = Σ min(p, q): P(a draft token is accepted)", format: fixed(3) },
       { name: "reject-rate", label: "Rejection probability 1 − β", format: fixed(3) },
       { name: "draft-tv", label: "TV(p, q) = 1 − β", format: fixed(3) },
-      { name: "identity-gap", label: "Largest |stack − p(x)|", format: (v) => (v === 0 ? "0 (exact)" : Number(v).toExponential(1)) },
+      {
+        name: "identity-gap",
+        label: "Largest |stack − p(x)|",
+        format: (v) => (v === 0 ? "0 (exact)" : Number(v).toExponential(1)),
+      },
       { name: "tv-distance", label: "TV(emitted, p)", format: fixed(4) },
       { name: "tv-noise", label: "Typical TV from noise alone", format: fixed(4) },
       { name: "p-value", label: "χ² p-value", format: pValue },
-      { name: "correction-share", label: "Rounds ending in a correction", format: (v, m) => `${fixed(3)(v)} (theory ${fixed(3)(m["correction-share-theory"])})` },
+      {
+        name: "correction-share",
+        label: "Rounds ending in a correction",
+        format: (v, m) => `${fixed(3)(v)} (theory ${fixed(3)(m["correction-share-theory"])})`,
+      },
       { name: "exact", label: "Output = target?", format: verdictText },
     ],
     charts: {
@@ -54,14 +93,27 @@ function view(ctx) {
 
   const sampleButton = ctx.button(`Sample ${grouped(SAMPLES)} rounds`, () => runSample(), "md-button--primary");
   const sampleRow = el("div", "sd-buttons", ctx.controls.seed.root, sampleButton);
-  const sampleChart = ctx.chart("Bar chart of the emitted-token frequencies of the sampled rounds against the target p, with two-standard-error bars");
+  const sampleChart = ctx.chart(
+    "Bar chart of the emitted-token frequencies of the sampled rounds against the target p, with two-standard-error bars",
+  );
   sampleChart.hidden = true;
-  const verdict = announce("sd-verdict", "Not sampled yet: the charts above are exact; press the button to test the real algorithm.");
+  const verdict = announce(
+    "sd-verdict",
+    "Not sampled yet: the charts above are exact; press the button to test the real algorithm.",
+  );
   const sampleBox = el("div", "sd-cbe-sample", sampleRow, verdict, sampleChart, sampleTiles);
   const inert = el("p", "sd-note"); // why temperature has no effect on this pair, when it has none
   inert.dataset.sdNote = "temperature";
   inert.hidden = true;
-  ctx.el.append(ctx.controls.preset.root, ctx.group("sd-controls", ["temperature", "shift", "blend"]), inert, splitTiles, ctx.charts.dists, ctx.charts.proof, sampleBox);
+  ctx.el.append(
+    ctx.controls.preset.root,
+    ctx.group("sd-controls", ["temperature", "shift", "blend"]),
+    inert,
+    splitTiles,
+    ctx.charts.dists,
+    ctx.charts.proof,
+    sampleBox,
+  );
 
   let current = null; // the split on screen: p, q and labels for the sampler
   const chips = ctx.controls.preset.root.querySelectorAll("button");
@@ -69,7 +121,8 @@ function view(ctx) {
     ctx.on(ctx.controls[key].input, ctx.controls[key].event, () => {
       // A chip is ticked only while the pair on screen is its preset (a chip resets the sliders; they bend it).
       const asIs = key === "preset" || Object.entries(DEFAULTS).every(([k, v]) => ctx.controls[k].value === v);
-      for (const b of chips) b.setAttribute("aria-pressed", String(asIs && b.dataset.value === ctx.controls.preset.value));
+      for (const b of chips)
+        b.setAttribute("aria-pressed", String(asIs && b.dataset.value === ctx.controls.preset.value));
       // A sample belongs to the pair it was drawn for: when the pair changes, its numbers go.
       sampleChart.hidden = true;
       for (const out of sampleTiles.querySelectorAll("[data-metric]")) ctx.clearMetric(out.dataset.metric);

@@ -35,7 +35,11 @@ export default define(import.meta.url, (settings) => {
     args: (v) => ({ ...v, weights: Number(v.weights) }),
     metrics: [
       { name: "speedup", label: "Speedup at this batch", format: times },
-      { name: "ridge-tokens", label: "Ridge: tokens per pass where the target turns compute-bound", format: (v) => grouped(Math.round(v)) },
+      {
+        name: "ridge-tokens",
+        label: "Ridge: tokens per pass where the target turns compute-bound",
+        format: (v) => grouped(Math.round(v)),
+      },
       { name: "compute-bound", label: "Verification pass is", format: (v) => (v ? "compute-bound" : "memory-bound") },
       { name: "plain-pass-ms", label: "Time per pass, plain (one token per sequence)", format: ms },
       { name: "verify-pass-ms", label: "Time per pass, speculative (verifies γ + 1 per sequence)", format: ms },
@@ -45,8 +49,10 @@ export default define(import.meta.url, (settings) => {
       { name: "memory-gb", label: "Memory needed: weights + KV caches", format: (v) => `${Number(v).toFixed(1)} GB` },
     ],
     charts: {
-      roofline: "Roofline: attained TFLOP/s against arithmetic intensity, log-log, with the plain pass, the verification pass and a draft step marked",
-      batch: "Line chart of the speedup against batch size at this γ, α and context, with break-even at 1× and your batch size circled",
+      roofline:
+        "Roofline: attained TFLOP/s against arithmetic intensity, log-log, with the plain pass, the verification pass and a draft step marked",
+      batch:
+        "Line chart of the speedup against batch size at this γ, α and context, with break-even at 1× and your batch size circled",
     },
     view,
   };
@@ -56,9 +62,22 @@ function view(ctx) {
   const verdict = announce("sd-verdict sd-verdict--strong sd-cost-verdict");
   const memory = announce("sd-verdict sd-cost-memory");
   const sourceList = el("ul");
-  const sources = el("details", "sd-note sd-cost-sources", el("summary", "", "Where these numbers come from"), sourceList);
+  const sources = el(
+    "details",
+    "sd-note sd-cost-sources",
+    el("summary", "", "Where these numbers come from"),
+    sourceList,
+  );
   const race = raceView(ctx);
-  ctx.el.append(ctx.group("sd-controls sd-cost-controls"), verdict, memory, ctx.tiles(), ctx.chartRow(), sources, race.root);
+  ctx.el.append(
+    ctx.group("sd-controls sd-cost-controls"),
+    verdict,
+    memory,
+    ctx.tiles(),
+    ctx.chartRow(),
+    sources,
+    race.root,
+  );
 
   return {
     paint(result, args) {
@@ -71,7 +90,9 @@ function view(ctx) {
       const pass = `the verification pass of ${grouped(m["verify-tokens"])} tokens is ${result.bound.verify}-bound`;
       verdict.textContent = pays
         ? `${where}, speculation is ${times(m.speedup)} faster per token: ${pass}` +
-          (result.bound.verify === "memory" ? ", so checking γ + 1 tokens costs what generating one does." : ", yet the tokens it saves still outweigh the drafts.")
+          (result.bound.verify === "memory"
+            ? ", so checking γ + 1 tokens costs what generating one does."
+            : ", yet the tokens it saves still outweigh the drafts.")
         : `${where}, speculation is slower (${times(m.speedup)}): ${pass}, ` +
           (result.bound.verify === "memory"
             ? "so checking costs what generating one token does, but too few drafts are accepted to pay for drafting them."
@@ -104,7 +125,11 @@ function raceView(ctx) {
   root.setAttribute("aria-label", "A race on one clock");
   root.dataset.race = "idle";
   const head = el("h3", "", "A race on one clock");
-  const intro = el("p", "sd-note", `Both decoders generate ${RACE_TOKENS} tokens for one sequence of the batch, with the settings above. Rounds come from the real engine; each step takes the time the cost model gives it.`);
+  const intro = el(
+    "p",
+    "sd-note",
+    `Both decoders generate ${RACE_TOKENS} tokens for one sequence of the batch, with the settings above. Rounds come from the real engine; each step takes the time the cost model gives it.`,
+  );
   const run = ctx.button("Run", () => start(), "md-button--primary");
   const reset = ctx.button("Reset", () => clear("idle"));
   const clock = el("output", "sd-cost-race__clock", "t = 0 ms");
@@ -170,7 +195,11 @@ function raceView(ctx) {
       seg.style.left = `${(100 * step.start) / scale}%`;
       seg.hidden = true;
       l.track.append(seg);
-      l.items.push({ at: step.start, show: () => (seg.hidden = false), grow: (t) => (seg.style.width = `${(100 * (Math.min(t, step.end) - step.start)) / scale}%`) });
+      l.items.push({
+        at: step.start,
+        show: () => (seg.hidden = false),
+        grow: (t) => (seg.style.width = `${(100 * (Math.min(t, step.end) - step.start)) / scale}%`),
+      });
       if (step.kind === "draft") {
         const chip = el("span", "sd-token sd-token--drafted", step.word);
         chip.hidden = true;
@@ -182,7 +211,9 @@ function raceView(ctx) {
       }
       const fates = drafted;
       drafted = [];
-      const chips = step.emits.filter(([, kind]) => kind !== "accepted").map(([word, kind]) => Object.assign(el("span", `sd-token sd-token--${kind}`, word), { hidden: true }));
+      const chips = step.emits
+        .filter(([, kind]) => kind !== "accepted")
+        .map(([word, kind]) => Object.assign(el("span", `sd-token sd-token--${kind}`, word), { hidden: true }));
       l.tokens.append(...chips);
       l.items.push({
         at: step.end,

@@ -10,7 +10,12 @@ import { prob, roundWidget } from "./ngram-prompt.js";
 function drafted(result) {
   const span = el("span", "sd-dv-drafts");
   for (const pos of result.positions) {
-    const chip = el("span", "sd-token sd-token--drafted", pos.word, el("small", "", ` q ${prob(pos.q)} · p ${prob(pos.p)}`));
+    const chip = el(
+      "span",
+      "sd-token sd-token--drafted",
+      pos.word,
+      el("small", "", ` q ${prob(pos.q)} · p ${prob(pos.p)}`),
+    );
     chip.title = `draft position ${pos.index + 1}: q(${pos.word}) = ${prob(pos.q)}, target p(${pos.word}) = ${prob(pos.p)}`;
     span.append(chip, " ");
   }
@@ -46,14 +51,15 @@ const ngram = (settings) =>
   });
 
 const risk = (settings) => ({
-  controls: [
-    param("alpha", settings.args?.alpha, { url: false }),
-    param("cost", settings.args?.cost, { url: false }),
-  ],
+  controls: [param("alpha", settings.args?.alpha, { url: false }), param("cost", settings.args?.cost, { url: false })],
   metrics: [
     { name: "optimal-gamma", label: "Best γ (1–8; 0 = do not speculate)" },
     { name: "speedup", label: "Speedup at the best γ", format: times },
-    { name: "all-accepted-prob", label: "P(all accepted) at the best γ", format: (v) => (v === null ? "— (nothing drafted)" : fixed(3)(v)) },
+    {
+      name: "all-accepted-prob",
+      label: "P(all accepted) at the best γ",
+      format: (v) => (v === null ? "— (nothing drafted)" : fixed(3)(v)),
+    },
   ],
   chart:
     "Bars: the probability that all γ drafted tokens are accepted, α to the power γ, for γ from 1 to 8; line: the expected speedup at draft cost c, with the best γ starred",

@@ -20,7 +20,13 @@ const DRAFTERS = [
 export default define(import.meta.url, (settings) => ({
   controls: [
     { key: "passage", label: "Passage", kind: "select", options: PASSAGES, value: settings.args.passage },
-    { key: "drafter", label: "Drafter shown in the tiles", kind: "select", options: DRAFTERS, value: settings.args.drafter },
+    {
+      key: "drafter",
+      label: "Drafter shown in the tiles",
+      kind: "select",
+      options: DRAFTERS,
+      value: settings.args.drafter,
+    },
     param("gamma", settings.args.gamma),
     param("seed", settings.args.seed),
   ],
@@ -31,7 +37,8 @@ export default define(import.meta.url, (settings) => ({
   ],
   charts: {
     positions: "Line chart: for each drafter, the share of checked drafts accepted at each draft position 1 to γ",
-    passes: "Bar chart: tokens per target pass for each drafter, the chosen one in blue; the dotted line is plain decoding",
+    passes:
+      "Bar chart: tokens per target pass for each drafter, the chosen one in blue; the dotted line is plain decoding",
   },
   view(ctx) {
     const summary = announce("sd-verdict");
@@ -45,7 +52,7 @@ export default define(import.meta.url, (settings) => ({
         const rows = result.table;
         table.innerHTML =
           `<caption>All three drafters on this passage (${args?.tokens ?? ctx.settings.args.tokens} tokens each, continued ${result.segment} at a time); every one keeps the output distribution exact.</caption>` +
-          "<thead><tr><th scope=\"col\">Drafter</th><th scope=\"col\">Draft acceptance rate</th><th scope=\"col\">Tokens per target pass</th><th scope=\"col\">Rounds that drafted</th><th scope=\"col\">Draft-model passes per token</th></tr></thead><tbody>" +
+          '<thead><tr><th scope="col">Drafter</th><th scope="col">Draft acceptance rate</th><th scope="col">Tokens per target pass</th><th scope="col">Rounds that drafted</th><th scope="col">Draft-model passes per token</th></tr></thead><tbody>' +
           rows
             .map(
               (r) =>
@@ -59,7 +66,11 @@ export default define(import.meta.url, (settings) => ({
           `${(100 * chosen["accept-rate"]).toFixed(1)}% of its drafts accepted; it drafted in ${chosen.rounds_with_drafts} of ${chosen.rounds} rounds. ` +
           "Whatever the drafter, the text follows the target's distribution exactly.";
         sampleTitle.textContent = `First continuation with ${chosen.label.toLowerCase()} (green: drafts the target accepted; plain: tokens the target drew itself):`;
-        sample.replaceChildren(...result.sample.map(([text, kind]) => el("span", kind === "draft" ? "sd-token sd-token--accepted" : "sd-token", text.replace(/\n/g, "⏎"))));
+        sample.replaceChildren(
+          ...result.sample.map(([text, kind]) =>
+            el("span", kind === "draft" ? "sd-token sd-token--accepted" : "sd-token", text.replace(/\n/g, "⏎")),
+          ),
+        );
       },
     };
   },

@@ -30,7 +30,10 @@ export default define(import.meta.url, {
           `<thead><tr><th scope="col">Method and source</th><th scope="col">Setting, and how it differs from this page</th><th scope="col">α</th><th scope="col">Eq. 1: tokens per pass</th><th scope="col">Reported speedup</th></tr></thead><tbody>` +
           result.rows
             .map((r) => {
-              const predicted = r.predicted === null ? "—" : `${r.predicted.toFixed(2)}<small>${g} = ${r.gamma}${r.gamma_from_paper ? "" : "*"}</small>`;
+              const predicted =
+                r.predicted === null
+                  ? "—"
+                  : `${r.predicted.toFixed(2)}<small>${g} = ${r.gamma}${r.gamma_from_paper ? "" : "*"}</small>`;
               const alpha = r.alpha === null ? "—" : r.alpha.toFixed(2);
               return `<tr><th scope="row">${r.method}<small>${SOURCES[r.source] || r.source}</small></th><td>${r.setting}<small>${r.differs}</small></td><td>${alpha}</td><td>${predicted}</td><td>${r.reported}</td></tr>`;
             })

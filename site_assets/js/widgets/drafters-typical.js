@@ -8,8 +8,24 @@ import { param } from "../ui/url.js";
 
 export default define(import.meta.url, (settings) => ({
   controls: [
-    { key: "epsilon", label: "Threshold ε", min: 0, max: 0.2, step: 0.005, value: settings.args.epsilon, format: fixed(3) },
-    { key: "delta", label: "Entropy factor δ", min: 0, max: 0.5, step: 0.01, value: settings.args.delta, format: fixed(2) },
+    {
+      key: "epsilon",
+      label: "Threshold ε",
+      min: 0,
+      max: 0.2,
+      step: 0.005,
+      value: settings.args.epsilon,
+      format: fixed(3),
+    },
+    {
+      key: "delta",
+      label: "Entropy factor δ",
+      min: 0,
+      max: 0.5,
+      step: 0.01,
+      value: settings.args.delta,
+      format: fixed(2),
+    },
     param("gamma", settings.args.gamma, { url: false }),
   ],
   metrics: [
@@ -18,10 +34,15 @@ export default define(import.meta.url, (settings) => ({
     { name: "tokens-per-pass-typical", label: "Tokens per target pass, typical acceptance", format: fixed(3) },
     { name: "tokens-per-pass-exact", label: "Tokens per target pass, exact rule", format: fixed(3) },
     { name: "tv-distance", label: "Distance from the target, typical (TV, exact)", format: fixed(3) },
-    { name: "tv-distance-exact", label: "Distance from the target, exact rule", format: (v) => (v < 5e-13 ? "0 (to rounding)" : v.toExponential(1)) },
+    {
+      name: "tv-distance-exact",
+      label: "Distance from the target, exact rule",
+      format: (v) => (v < 5e-13 ? "0 (to rounding)" : v.toExponential(1)),
+    },
   ],
   charts: {
-    positions: "Line chart: share of checked drafts accepted at each draft position, exact rule against typical acceptance",
+    positions:
+      "Line chart: share of checked drafts accepted at each draft position, exact rule against typical acceptance",
     law: "Grouped bar chart: the first token's probability after the passage, target p against what typical acceptance emits",
   },
   view(ctx) {

@@ -22,11 +22,24 @@ const SAMPLED = ["tv-distance", "tv-noise", "p-value", "exact"];
 
 export default define(import.meta.url, (settings) => ({
   controls: [
-    { key: "variant", label: "Implementation", kind: "select", options: Object.entries(NAMES), value: settings.args?.variant ?? "exact" },
+    {
+      key: "variant",
+      label: "Implementation",
+      kind: "select",
+      options: Object.entries(NAMES),
+      value: settings.args?.variant ?? "exact",
+    },
     // Only Sample uses the seed; changing it clears the sample on screen, which was drawn with another.
     param("seed", 0, { url: false }),
   ],
-  args: (v, s, extra) => ({ variant: v.variant, p: s.args.p, q: s.args.q, labels: s.args.labels, n: extra?.n ?? 0, seed: v.seed }),
+  args: (v, s, extra) => ({
+    variant: v.variant,
+    p: s.args.p,
+    q: s.args.q,
+    labels: s.args.labels,
+    n: extra?.n ?? 0,
+    seed: v.seed,
+  }),
   metrics: [
     { name: "exact-tv", label: "Exact TV(output, p)" },
     { name: "tv-distance", label: "Sampled TV(output, p)", format: fixed(4) },
@@ -34,7 +47,8 @@ export default define(import.meta.url, (settings) => ({
     { name: "p-value", label: "χ² p-value", format: pValue },
     { name: "exact", label: "Sample consistent with p?", format: verdictText },
   ],
-  chart: "Bar chart of the target p against this implementation's exact output distribution and, after sampling, its sampled frequencies",
+  chart:
+    "Bar chart of the target p against this implementation's exact output distribution and, after sampling, its sampled frequencies",
   view(ctx) {
     const description = el("p", "sd-verdict sd-verdict--quiet");
     const sampleButton = ctx.button(`Sample ${grouped(SAMPLES)} rounds`, () => sample(), "md-button--primary");

@@ -23,11 +23,23 @@ const weights = (v, side) => TOKENS.map((_, i) => v[`${side}${i}`]);
 function table(caption, headings) {
   const body = el("tbody");
   const head = el("tr", "", ...headings.map((h) => Object.assign(el("th", "", h), { scope: "col" })));
-  const t = el("table", "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions", el("caption", "", caption), el("thead", "", head), body);
+  const t = el(
+    "table",
+    "sd-table sd-table--numeric sd-table--titled sd-cbe-fractions",
+    el("caption", "", caption),
+    el("thead", "", head),
+    body,
+  );
   const row = ([first, ...cells]) => {
     const equal = cells.pop();
     const check = el("td", `sd-cbe-check sd-cbe-check--${equal ? "ok" : "bad"}`, equal ? "✓ equal" : "✗ differs");
-    return el("tr", "", Object.assign(el("th", "", first), { scope: "row" }), ...cells.map((c) => el("td", "", c)), check);
+    return el(
+      "tr",
+      "",
+      Object.assign(el("th", "", first), { scope: "row" }),
+      ...cells.map((c) => el("td", "", c)),
+      check,
+    );
   };
   return { wrap: scroller(caption, t), fill: (rows) => body.replaceChildren(...rows.map(row)) };
 }
@@ -55,14 +67,43 @@ function view(ctx) {
   presets.setAttribute("role", "group");
   presets.setAttribute("aria-label", "Example weights");
   for (const [label, p, q] of PRESETS) {
-    const patch = Object.fromEntries(TOKENS.flatMap((_, i) => [[`p${i}`, p[i]], [`q${i}`, q[i]]]));
+    const patch = Object.fromEntries(
+      TOKENS.flatMap((_, i) => [
+        [`p${i}`, p[i]],
+        [`q${i}`, q[i]],
+      ]),
+    );
     presets.append(ctx.button(label, () => ctx.set(patch)));
   }
   const verdict = announce("sd-verdict");
-  const headings = ["token", "p(x)", "q(x)", "accepted draft min(p, q)", "correction (1 − β)·residual", "P(emit x), enumerated", "= p(x)?"];
+  const headings = [
+    "token",
+    "p(x)",
+    "q(x)",
+    "accepted draft min(p, q)",
+    "correction (1 − β)·residual",
+    "P(emit x), enumerated",
+    "= p(x)?",
+  ];
   const one = table("One position: the two routes to each token, in exact fractions", headings);
-  const two = table("Exact prefix of 2 tokens across rounds (a context-dependent pair)", ["first two tokens", "speculative decoding", "target alone", "equal?"]);
-  ctx.el.append(presets, ctx.group("sd-controls sd-controls--dense", WEIGHTS.map((w) => w.key)), ctx.controls.gamma.root, verdict, ctx.tiles(), one.wrap, two.wrap);
+  const two = table("Exact prefix of 2 tokens across rounds (a context-dependent pair)", [
+    "first two tokens",
+    "speculative decoding",
+    "target alone",
+    "equal?",
+  ]);
+  ctx.el.append(
+    presets,
+    ctx.group(
+      "sd-controls sd-controls--dense",
+      WEIGHTS.map((w) => w.key),
+    ),
+    ctx.controls.gamma.root,
+    verdict,
+    ctx.tiles(),
+    one.wrap,
+    two.wrap,
+  );
 
   return {
     args(v) {

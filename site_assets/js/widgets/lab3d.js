@@ -9,9 +9,24 @@ import { param } from "../ui/url.js";
 const PACE_MS = 260; // between replay frames, so the eye can follow a round from drafted to checked
 
 const CARDS = [
-  { name: "target-calls-saved", label: "Sequential target calls replaced by one check", note: "tokens per target pass, minus the one a plain pass gives", format: fixed(2) },
-  { name: "relative-latency", label: "Relative latency under the draft cost", note: "speculative time ÷ plain time, in target passes", format: times },
-  { name: "discarded-fraction", label: "Drafts discarded after the first rejection", note: "share of all drafted tokens thrown away unchecked", format: percent },
+  {
+    name: "target-calls-saved",
+    label: "Sequential target calls replaced by one check",
+    note: "tokens per target pass, minus the one a plain pass gives",
+    format: fixed(2),
+  },
+  {
+    name: "relative-latency",
+    label: "Relative latency under the draft cost",
+    note: "speculative time ÷ plain time, in target passes",
+    format: times,
+  },
+  {
+    name: "discarded-fraction",
+    label: "Drafts discarded after the first rejection",
+    note: "share of all drafted tokens thrown away unchecked",
+    format: percent,
+  },
 ];
 
 const wait = (ms, signal) =>
@@ -23,7 +38,14 @@ const wait = (ms, signal) =>
 function cards() {
   const card = ({ name, label, note }) => {
     const theory = el("span", "sd-tile__sub", "theory ", output(`${name}-theory`));
-    return el("div", "sd-tile", el("span", "sd-tile__label", label), output(name, "…", "sd-tile__value"), theory, el("span", "sd-tile__sub", note));
+    return el(
+      "div",
+      "sd-tile",
+      el("span", "sd-tile__label", label),
+      output(name, "…", "sd-tile__value"),
+      theory,
+      el("span", "sd-tile__sub", note),
+    );
   };
   return el("div", "sd-tiles sd-tiles--large", ...CARDS.map(card));
 }
@@ -32,8 +54,14 @@ const th = (text, scope) => Object.assign(el("th", "", text), { scope });
 
 function paintTable(table, rows) {
   const head = ["Round", "Drafts, in order", "Ended with", "Tokens emitted"].map((title) => th(title, "col"));
-  const cells = (row) => [th(String(row.round), "row"), ...[row.drafts.join(", "), row.final, String(row.emitted)].map((t) => el("td", "", t))];
-  table.replaceChildren(el("thead", "", el("tr", "", ...head)), el("tbody", "", ...rows.map((row) => el("tr", "", ...cells(row)))));
+  const cells = (row) => [
+    th(String(row.round), "row"),
+    ...[row.drafts.join(", "), row.final, String(row.emitted)].map((t) => el("td", "", t)),
+  ];
+  table.replaceChildren(
+    el("thead", "", el("tr", "", ...head)),
+    el("tbody", "", ...rows.map((row) => el("tr", "", ...cells(row)))),
+  );
 }
 
 // On a narrow screen the wide scene would be cut at the sides and float in blank space under the legend: a less
@@ -66,7 +94,10 @@ export default define(import.meta.url, (settings) => ({
     param("cost", settings.args.cost),
     param("seed", settings.args.seed),
   ],
-  metrics: CARDS.flatMap(({ name, format }) => [{ name, format }, { name: `${name}-theory`, format }]),
+  metrics: CARDS.flatMap(({ name, format }) => [
+    { name, format },
+    { name: `${name}-theory`, format },
+  ]),
   view(ctx) {
     const rounds = ctx.settings.args.rounds; // rounds in the run, all drawn in the chart
     // The header's status line mirrored beside the scene, hidden from screen readers: the header's already speaks.
@@ -89,7 +120,18 @@ export default define(import.meta.url, (settings) => ({
     const step = ctx.button("Step", () => advance());
     const latest = el("p", "sd-lab3d__latest");
     latest.setAttribute("aria-live", "polite");
-    const replay = el("div", "sd-lab3d__replay", el("div", "sd-buttons", run.button, step, ctx.button("Reset", () => show(1, true))), latest);
+    const replay = el(
+      "div",
+      "sd-lab3d__replay",
+      el(
+        "div",
+        "sd-buttons",
+        run.button,
+        step,
+        ctx.button("Reset", () => show(1, true)),
+      ),
+      latest,
+    );
 
     const footnote = el("p", "sd-note");
     const summary = el("p", "sd-lab3d__summary");
@@ -128,7 +170,9 @@ export default define(import.meta.url, (settings) => ({
       // One frame paints everything from one answer: the cards count the same checked rounds as the chart.
       paint(result) {
         // Without WebGL the chart stays a static drawing (its note says so): no orbit, zoom or hover.
-        ctx.render(chart, fit(result.figure, chart.clientWidth)).then(() => (hint.hidden = Boolean(chart.dataset.sdStatic)));
+        ctx
+          .render(chart, fit(result.figure, chart.clientWidth))
+          .then(() => (hint.hidden = Boolean(chart.dataset.sdStatic)));
         latest.textContent = result.latest;
         summary.textContent = result.summary;
         paintTable(table, result.table);

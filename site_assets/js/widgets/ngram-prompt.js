@@ -18,12 +18,28 @@ export function roundWidget(settings, parts) {
   const picked = prompts.includes(start.prompt) ? start.prompt : "";
   return {
     controls: [
-      { key: "preset", label: "Prompt", kind: "select", options, value: picked, live: false, onChange: (ctx, v) => v && ctx.set({ prompt: v }) },
+      {
+        key: "preset",
+        label: "Prompt",
+        kind: "select",
+        options,
+        value: picked,
+        live: false,
+        onChange: (ctx, v) => v && ctx.set({ prompt: v }),
+      },
       { key: "prompt", label: "Or type your own", kind: "text", value: start.prompt, maxLength: 400 },
       param("gamma", start.gamma),
       param("temperature", start.temperature, { url: false }),
       { key: "top_k", label: "Top-k (0 = all tokens)", kind: "number", min: 0, max: 1000, step: 1, value: start.top_k },
-      { key: "top_p", label: "Top-p", min: 0.05, max: 1, step: 0.05, value: start.top_p, format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)) },
+      {
+        key: "top_p",
+        label: "Top-p",
+        min: 0.05,
+        max: 1,
+        step: 0.05,
+        value: start.top_p,
+        format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)),
+      },
       param("seed", start.seed),
     ],
     // What the handler takes: everything but the preset picker.
@@ -38,17 +54,27 @@ function roundView(ctx, { stepTitle, textLabel, note, words, say, details }) {
   const { preset, prompt } = ctx.controls;
   prompt.root.classList.add("sd-dv-text-control");
   // Typing a preset's words selects it; anything else is "your own text".
-  ctx.on(prompt.input, "input", () => (preset.value = [...preset.input.options].some((o) => o.value === prompt.value) ? prompt.value : ""));
+  ctx.on(
+    prompt.input,
+    "input",
+    () => (preset.value = [...preset.input.options].some((o) => o.value === prompt.value) ? prompt.value : ""),
+  );
   const controls = ctx.group("sd-controls", ["gamma", "temperature", "top_k", "top_p", "seed"]);
   controls.prepend(el("div", "sd-controls sd-controls--row", preset.root, prompt.root));
 
   const step = ctx.button("Step", () => ctx.set({ seed: ctx.controls.seed.value + 1 }), "md-button--primary");
   step.title = stepTitle;
-  const buttons = el("div", "sd-buttons", step, ctx.button("Reset", () => ctx.set(ctx.start)));
+  const buttons = el(
+    "div",
+    "sd-buttons",
+    step,
+    ctx.button("Reset", () => ctx.set(ctx.start)),
+  );
   const status = announce("sd-verdict", say(null, null, false));
   // The first live call trains the n-gram models in the worker (a fraction of a second): say so meanwhile.
   ctx.onStatus((python) => {
-    if (python.state === "ready" && !ctx.el.dataset.sdLive) status.textContent = "Loading the language model (Pride and Prejudice n-grams)…";
+    if (python.state === "ready" && !ctx.el.dataset.sdLive)
+      status.textContent = "Loading the language model (Pride and Prejudice n-grams)…";
   });
   const text = el("p", "sd-dv-text");
   text.setAttribute("aria-label", textLabel);

@@ -9,7 +9,15 @@ const percent = (v) => `${Math.round(v * 100)}%`;
 
 export default define(import.meta.url, (settings) => ({
   controls: [
-    { key: "blend", label: "Draft blend toward the target", min: 0, max: 1, step: 0.05, value: settings.args.blend ?? 0, format: percent },
+    {
+      key: "blend",
+      label: "Draft blend toward the target",
+      min: 0,
+      max: 1,
+      step: 0.05,
+      value: settings.args.blend ?? 0,
+      format: percent,
+    },
   ],
   metrics: [
     // Three decimals throughout: at the ends β is 1.000 and 0.000, not "1" and "0".

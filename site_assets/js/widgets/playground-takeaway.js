@@ -9,7 +9,9 @@ import { takeaway } from "./playground.js";
 export default define(import.meta.url, {
   live: false, // no call of its own: the Playground's results come to it
   view(ctx) {
-    const chart = ctx.chart("Line chart: expected tokens per target pass against alpha, one line per γ, your setting marked");
+    const chart = ctx.chart(
+      "Line chart: expected tokens per target pass against alpha, one line per γ, your setting marked",
+    );
     const note = el("p", "sd-note");
     note.setAttribute("aria-live", "polite");
     ctx.el.append(chart, note);
@@ -19,7 +21,8 @@ export default define(import.meta.url, {
       if (key === shown) return;
       shown = key;
       ctx.render(chart, figure);
-      if (s) note.textContent = `Marked: draft quality ${s.quality}, γ = ${s.gamma}. The star sits at the α this pair behaves like (the α whose formula gives its exact expected tokens per pass).`;
+      if (s)
+        note.textContent = `Marked: draft quality ${s.quality}, γ = ${s.gamma}. The star sits at the α this pair behaves like (the α whose formula gives its exact expected tokens per pass).`;
     };
     // A result from a live call makes this widget live too (the tests' data-sd-live).
     const follow = (result) => {

@@ -10,7 +10,10 @@ const CHART_GAP = 300; // ms between chart redraws while a Run streams
 const SHOWN_ROUNDS = 24; // rounds in the token stream
 const REST_MS = 150; // answers closer than this defer the smaller charts until the controls rest
 
-const fmt = (digits, unit = "") => (v) => (typeof v === "number" ? `${v.toFixed(digits)}${unit}` : "—");
+const fmt =
+  (digits, unit = "") =>
+  (v) =>
+    typeof v === "number" ? `${v.toFixed(digits)}${unit}` : "—";
 const int = (v) => (typeof v === "number" ? grouped(v) : "—");
 const FORMATS = {}; // metric -> its text on the tiles
 for (const [names, format] of [
@@ -31,8 +34,15 @@ function publish(detail) {
   takeaway.dispatchEvent(new CustomEvent("result", { detail }));
 }
 
-const QUALITY = [[0.05, "random guesser"], [0.4, "weak"], [0.75, "fair"], [1, "good"]]; // [below or at, word]
-const qualityText = (v) => (v >= 1 ? "1.00 · matches target" : `${v.toFixed(2)} · ${QUALITY.find(([top], i) => (i ? v < top : v <= top))[1]}`);
+// [below or at, word]
+const QUALITY = [
+  [0.05, "random guesser"],
+  [0.4, "weak"],
+  [0.75, "fair"],
+  [1, "good"],
+];
+const qualityText = (v) =>
+  v >= 1 ? "1.00 · matches target" : `${v.toFixed(2)} · ${QUALITY.find(([top], i) => (i ? v < top : v <= top))[1]}`;
 const gammaText = (v) => ({ 1: "1 · cautious", 8: "8 · long drafts" })[v] ?? String(v);
 
 const output = (name, className = "") => metricOutput(name, "—", className);
@@ -53,7 +63,11 @@ const LEGEND = {
 
 function legend() {
   const token = (kind) => el("span", `sd-token sd-token--${kind}`, kind === "correction" ? "dog" : "cat");
-  const root = el("ul", "sd-pg-legend", ...Object.entries(LEGEND).map(([kind, text]) => el("li", "", token(kind), " ", text)));
+  const root = el(
+    "ul",
+    "sd-pg-legend",
+    ...Object.entries(LEGEND).map(([kind, text]) => el("li", "", token(kind), " ", text)),
+  );
   root.setAttribute("aria-label", "Legend of the token stream");
   return root;
 }
@@ -76,9 +90,19 @@ function view(ctx) {
   const runRounds = ctx.settings.runRounds || 2000;
   const runner = ctx.runButton(run, "md-button--primary");
   const runNote = el("span", "sd-note", `Run plays ${grouped(runRounds)} more rounds; Stop ends it early.`);
-  const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => play(1)), ctx.button("Reset", () => play(0)), runNote);
+  const buttons = el(
+    "div",
+    "sd-buttons",
+    runner.button,
+    ctx.button("Step", () => play(1)),
+    ctx.button("Reset", () => play(0)),
+    runNote,
+  );
 
-  const explain = announce("sd-pg-explain", "Press Step to play one round and read what happened, or Run to stream many.");
+  const explain = announce(
+    "sd-pg-explain",
+    "Press Step to play one round and read what happened, or Run to stream many.",
+  );
 
   const sd = el("span", "sd-pg-sd");
   const roundsWord = el("span", "", " rounds");
@@ -90,7 +114,16 @@ function view(ctx) {
     theoryTile("Tokens / target pass", "tokens-per-pass"),
     theoryTile("Speedup (cost c)", "speedup"),
     tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), roundsWord),
-    tile("Output = target?", output("exact", "sd-verdict-value"), "TV ", output("tv-distance"), " (noise ≈ ", output("tv-noise"), ") · χ² p ", output("p-value")),
+    tile(
+      "Output = target?",
+      output("exact", "sd-verdict-value"),
+      "TV ",
+      output("tv-distance"),
+      " (noise ≈ ",
+      output("tv-noise"),
+      ") · χ² p ",
+      output("p-value"),
+    ),
   );
   // The whole-run numbers average every round so far; these show what the settings of the last rounds give.
   const recentHead = el("p", "sd-note", "The last rounds alone: none played yet.");
@@ -110,7 +143,9 @@ function view(ctx) {
       "the whole run). Speedup is tokens ÷ (passes + c × drafted): one target pass is the time unit.",
   );
   // Why the two acceptance rates differ, and where to convert one into the other.
-  const converter = Object.assign(el("a", "", "Tuning converter"), { href: new URL("../tuning/#the-calculator", document.baseURI).href });
+  const converter = Object.assign(el("a", "", "Tuning converter"), {
+    href: new URL("../tuning/#the-calculator", document.baseURI).href,
+  });
   const rates = el(
     "p",
     "sd-note sd-pg-rates",
@@ -146,10 +181,24 @@ function view(ctx) {
     const look = el("details", "", el("summary", "", "What to look for"), el("p", "", exp.look));
     return el("div", "sd-pg-card", el("h4", "", exp.title), el("p", "sd-pg-predict", exp.predict), go, look);
   });
-  const experiments = el("section", "sd-pg-experiments", el("h3", "", "Predict, then test"), el("div", "sd-pg-cards", ...cards));
+  const experiments = el(
+    "section",
+    "sd-pg-experiments",
+    el("h3", "", "Predict, then test"),
+    el("div", "sd-pg-cards", ...cards),
+  );
   experiments.setAttribute("aria-label", "Predict, then test");
 
-  root.append(ctx.group("sd-controls sd-controls--values"), buttons, explain, metrics, recentHead, recent, rates, theoryNote);
+  root.append(
+    ctx.group("sd-controls sd-controls--values"),
+    buttons,
+    explain,
+    metrics,
+    recentHead,
+    recent,
+    rates,
+    theoryNote,
+  );
   root.append(legend(), streamHead, stream, chartRow, distChart, distCaption, experiments);
 
   let state = null; // the run, as the last answer returned it (null: a fresh run from the seed)
@@ -158,7 +207,11 @@ function view(ctx) {
   let rest = null; // pending redraw of the smaller charts once the controls rest (a timeout id)
   let lastDraw = -Infinity; // when the charts were last drawn
   let latest = null;
-  const emittedWords = (tokens) => tokens.filter(([, k]) => k !== "rejected" && k !== "discarded").map(([w]) => w).join(" ");
+  const emittedWords = (tokens) =>
+    tokens
+      .filter(([, k]) => k !== "rejected" && k !== "discarded")
+      .map(([w]) => w)
+      .join(" ");
 
   const fresh = () => {
     state = null;
@@ -231,7 +284,9 @@ function view(ctx) {
 
     renderStream(shownRounds, m.rounds);
     if (result.explanation && result.stream.length) explain.textContent = result.explanation;
-    else if (!m.rounds) explain.textContent = "No rounds yet: press Step to play one round and read what happened, or Run to stream many.";
+    else if (!m.rounds)
+      explain.textContent =
+        "No rounds yet: press Step to play one round and read what happened, or Run to stream many.";
 
     latest = result;
     scheduleCharts();
@@ -239,7 +294,9 @@ function view(ctx) {
 
   function renderStream(rounds, total) {
     const groups = rounds.map((r) => {
-      const tokens = r.tokens.map(([word, kind]) => Object.assign(el("span", `sd-token sd-token--${kind}`, word), { title: kind }));
+      const tokens = r.tokens.map(([word, kind]) =>
+        Object.assign(el("span", `sd-token sd-token--${kind}`, word), { title: kind }),
+      );
       const group = el("span", "sd-pg-round", el("span", "sd-pg-round__n", String(r.round)), ...tokens);
       group.title = `Round ${r.round}: γ = ${r.gamma}, draft quality ${r.quality}`;
       group.setAttribute("aria-label", `Round ${r.round}: ${r.tokens.map(([w, k]) => `${w} ${k}`).join(", ")}`);

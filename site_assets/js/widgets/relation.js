@@ -4,6 +4,8 @@
 import { el } from "../ui/controls.js";
 
 export function relation(text) {
-  const link = Object.assign(el("a", "", "The Tuning calculator converts between them."), { href: "../tuning/#the-calculator" });
+  const link = Object.assign(el("a", "", "The Tuning calculator converts between them."), {
+    href: "../tuning/#the-calculator",
+  });
   return el("p", "sd-relation", `${text} `, link);
 }

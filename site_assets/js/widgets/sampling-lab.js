@@ -22,11 +22,28 @@ export default define(import.meta.url, (settings) => {
       param("top-p", args.top_p),
       param("top-k", args.top_k),
       param("seed", args.seed),
-      { key: "declared", label: "The greedy draft declares as q", kind: "choice", options: DECLARED, value: args.declared },
+      {
+        key: "declared",
+        label: "The greedy draft declares as q",
+        kind: "choice",
+        options: DECLARED,
+        value: args.declared,
+      },
     ],
-    args: (v) => ({ ...args, temperature: v.temperature, top_k: v["top-k"], top_p: v["top-p"], seed: v.seed, declared: v.declared }),
+    args: (v) => ({
+      ...args,
+      temperature: v.temperature,
+      top_k: v["top-k"],
+      top_p: v["top-p"],
+      seed: v.seed,
+      declared: v.declared,
+    }),
     metrics: [
-      { name: "alpha", label: "α measured (engine rounds) ± 2 s.e.", format: (v, m) => `${fixed(3)(v)} ± ${fixed(3)(2 * m["alpha-se"])}` },
+      {
+        name: "alpha",
+        label: "α measured (engine rounds) ± 2 s.e.",
+        format: (v, m) => `${fixed(3)(v)} ± ${fixed(3)(2 * m["alpha-se"])}`,
+      },
       { name: "alpha-exact", label: "α exact (enumerated)", format: fixed(3) },
       { name: "argmax-agree", label: "Contexts where the argmaxes agree", format: fixed(3) },
       { name: "alpha-greedy", label: "α, draft greedy with q one-hot", format: fixed(3) },
@@ -37,8 +54,10 @@ export default define(import.meta.url, (settings) => {
       { name: "exact-tv", label: "Exact TV(output, p)", format: (v) => (v === 0 ? "0 (exactly p)" : fixed(4)(v)) },
     ],
     charts: {
-      alpha: "Line chart of α against temperature for three draft settings, enumerated over the prompt's contexts, with this temperature's exact and measured α marked",
-      contexts: "Bar chart of β at each context of the prompt at these settings, with diamonds where the two models' argmaxes agree",
+      alpha:
+        "Line chart of α against temperature for three draft settings, enumerated over the prompt's contexts, with this temperature's exact and measured α marked",
+      contexts:
+        "Bar chart of β at each context of the prompt at these settings, with diamonds where the two models' argmaxes agree",
     },
     view,
   };
@@ -51,11 +70,25 @@ function view(ctx) {
   const pitfall = el("div", "sd-sampling-pitfall");
   const where = el("p", "sd-verdict sd-verdict--quiet");
   const verdict = announce("sd-verdict");
-  const pitfallChart = ctx.chart("Bar chart of the target's likeliest tokens at the prompt's last context: target p, this draft's exact output law, and the sampled output");
-  pitfall.append(ctx.controls.declared.root, where, verdict, ctx.tiles(["tv-distance", "tv-noise", "exact", "exact-tv"]), pitfallChart);
+  const pitfallChart = ctx.chart(
+    "Bar chart of the target's likeliest tokens at the prompt's last context: target p, this draft's exact output law, and the sampled output",
+  );
+  pitfall.append(
+    ctx.controls.declared.root,
+    where,
+    verdict,
+    ctx.tiles(["tv-distance", "tv-noise", "exact", "exact-tv"]),
+    pitfallChart,
+  );
 
   const alphaTiles = ctx.tiles(["alpha", "alpha-exact", "argmax-agree", "alpha-greedy", "alpha-own"]);
-  ctx.el.append(ctx.group("sd-controls", ["temperature", "top-p", "top-k", "seed"]), summary, alphaTiles, charts, pitfall);
+  ctx.el.append(
+    ctx.group("sd-controls", ["temperature", "top-p", "top-k", "seed"]),
+    summary,
+    alphaTiles,
+    charts,
+    pitfall,
+  );
 
   return {
     paint(result, a) {
@@ -65,10 +98,17 @@ function view(ctx) {
       summary.textContent =
         `At temperature ${t}: α measured ${fixed(3)(m.alpha)} ± ${fixed(3)(2 * m["alpha-se"])} over ${grouped(m.rounds)} engine rounds, ` +
         `exact ${fixed(3)(m["alpha-exact"])} over the prompt's last ${m.contexts} contexts.` +
-        (a.temperature === 0 ? ` At temperature 0 every β is 1 or 0: α is the share of contexts where the two argmaxes agree, ${fixed(3)(m["argmax-agree"])}.` : "");
+        (a.temperature === 0
+          ? ` At temperature 0 every β is 1 or 0: α is the share of contexts where the two argmaxes agree, ${fixed(3)(m["argmax-agree"])}.`
+          : "");
       where.textContent = `After “…${result.context_text}” the draft proposes its argmax “${result.proposed}” and declares as q ${result.description}.`;
       const n = grouped(m.samples);
-      const pv = m["p-value"] < 1e-12 ? "below 1e-12" : m["p-value"] < 1e-4 ? Number(m["p-value"]).toExponential(1) : fixed(3)(m["p-value"]);
+      const pv =
+        m["p-value"] < 1e-12
+          ? "below 1e-12"
+          : m["p-value"] < 1e-4
+            ? Number(m["p-value"]).toExponential(1)
+            : fixed(3)(m["p-value"]);
       verdict.classList.toggle("sd-verdict--bad", !m.exact);
       verdict.classList.toggle("sd-verdict--ok", Boolean(m.exact));
       if (!m.exact) {

@@ -33,7 +33,8 @@ export default define(import.meta.url, (settings) => {
     charts: {
       budget:
         "Line chart of tokens per target pass against nodes scored per pass on a log axis: a chain (triangles, theory) and full trees with k = 2, 3 and 4 (circles, diamonds, squares, simulated)",
-      dynamic: "Line chart of tokens per target pass at each node budget: the static full tree (circles) and the best-first dynamic tree (stars, dashed)",
+      dynamic:
+        "Line chart of tokens per target pass at each node budget: the static full tree (circles) and the best-first dynamic tree (stars, dashed)",
     },
     view(ctx) {
       const note = el("p", "sd-note");

@@ -33,7 +33,11 @@ export default define(import.meta.url, (settings) => {
       { name: "tokens-per-pass-theory", label: "Full-tree theory: Σ A^j, j = 0..depth", format: fixed(3) },
       { name: "nodes-per-pass", label: "Nodes scored per pass", format: fixed(1) },
       { name: "accept-rate", label: "Draft acceptance rate: accepted ÷ drafted nodes", format: fixed(3) },
-      { name: "tv-distance", label: "TV(first tokens, target)", format: (v, m) => `${fixed(3)(v)} (noise ≈ ${fixed(3)(m["tv-noise"])})` },
+      {
+        name: "tv-distance",
+        label: "TV(first tokens, target)",
+        format: (v, m) => `${fixed(3)(v)} (noise ≈ ${fixed(3)(m["tv-noise"])})`,
+      },
       { name: "exact", label: "Output = target?", format: (v) => (v ? "consistent" : "not the target") },
     ],
     charts: {
@@ -52,7 +56,14 @@ function view(ctx, settings) {
   const runner = ctx.runButton(run, "md-button--primary");
   const progress = el("output", "sd-note sd-trees-progress");
   progress.setAttribute("aria-live", "polite");
-  const buttons = el("div", "sd-buttons", runner.button, ctx.button("Step", () => step()), ctx.button("Reset", () => reset()), progress);
+  const buttons = el(
+    "div",
+    "sd-buttons",
+    runner.button,
+    ctx.button("Step", () => step()),
+    ctx.button("Reset", () => reset()),
+    progress,
+  );
 
   const verdict = announce("sd-verdict");
   const explain = el("ol", "sd-trees-explain");
@@ -75,7 +86,8 @@ function view(ctx, settings) {
 
   // A Step after a Run adds to its tally; Reset or new settings start another.
   function showRun() {
-    if (lastRun) progress.textContent = `Run: ${lastRun[0]} / ${lastRun[1]} rounds played; ${grouped(state.rounds)} in the tally`;
+    if (lastRun)
+      progress.textContent = `Run: ${lastRun[0]} / ${lastRun[1]} rounds played; ${grouped(state.rounds)} in the tally`;
   }
 
   function run(signal) {

@@ -18,14 +18,36 @@ export default define(import.meta.url, (settings) => {
     controls: [
       { key: "source", label: "I know my…", kind: "select", options: SOURCES, value: "alpha" },
       param("alpha", a.alpha),
-      { key: "rate", label: "Draft acceptance rate (accepted / drafted)", min: 0, max: 1, step: 0.01, value: 0.59, format: fixed(2), hidden: true },
-      { key: "length", label: "Mean acceptance length", kind: "number", min: 1, max: 17, step: 0.01, value: 3.36, hidden: true },
+      {
+        key: "rate",
+        label: "Draft acceptance rate (accepted / drafted)",
+        min: 0,
+        max: 1,
+        step: 0.01,
+        value: 0.59,
+        format: fixed(2),
+        hidden: true,
+      },
+      {
+        key: "length",
+        label: "Mean acceptance length",
+        kind: "number",
+        min: 1,
+        max: 17,
+        step: 0.01,
+        value: 3.36,
+        hidden: true,
+      },
       param("gamma", a.gamma, { max: 16 }),
       param("cost", a.cost),
       { key: "op_cost", label: "Draft operations ĉ", min: 0, max: 1, step: 0.01, value: a.cost, format: fixed(2) },
     ],
     // The rate or the length goes to Python only when it is the figure the reader gives.
-    args: ({ rate, length, ...v }) => ({ ...v, ...(v.source === "rate" ? { rate } : {}), ...(v.source === "length" ? { length } : {}) }),
+    args: ({ rate, length, ...v }) => ({
+      ...v,
+      ...(v.source === "rate" ? { rate } : {}),
+      ...(v.source === "length" ? { length } : {}),
+    }),
     metrics: [
       { name: "alpha", label: "Per-token acceptance rate α used", format: fixed(3) },
       { name: "tokens-per-pass", label: "Expected tokens per target pass", format: fixed(3) },
@@ -70,7 +92,9 @@ function view(ctx) {
       } else if (result.pays) {
         verdict.textContent =
           `Speculation pays: ${times(m.speedup)} at γ = ${args.gamma}` +
-          (m["optimal-gamma"] !== args.gamma ? `; γ = ${m["optimal-gamma"]} would give ${times(m["optimal-speedup"])}.` : ", already the best γ.");
+          (m["optimal-gamma"] !== args.gamma
+            ? `; γ = ${m["optimal-gamma"]} would give ${times(m["optimal-speedup"])}.`
+            : ", already the best γ.");
       } else {
         verdict.textContent = `Below break-even: α must exceed ${fixed(3)(m["break-even-alpha"])} at γ = ${args.gamma} and c = ${fixed(2)(args.cost)}.`;
       }

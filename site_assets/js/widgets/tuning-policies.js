@@ -28,10 +28,33 @@ export default define(import.meta.url, (settings) => {
       { key: "temperature", label: "Temperature", min: 0.1, max: 2, step: 0.1, value: 1, format: fixed(1) },
       { key: "top_k", label: "Top-k (0 = off)", kind: "number", min: 0, max: 1000, step: 1, value: 0 },
       { key: "top_p", label: "Top-p", min: 0.05, max: 1, step: 0.05, value: 1, format: fixed(2) },
-      { key: "gamma", label: "Speculation length γ (fixed; dynamic starts here)", min: 1, max: 8, step: 1, value: base.gamma ?? 4 },
-      { key: "tau", label: "Confidence threshold τ", min: 0, max: 1, step: 0.05, value: base.tau ?? 0.5, format: fixed(2) },
+      {
+        key: "gamma",
+        label: "Speculation length γ (fixed; dynamic starts here)",
+        min: 1,
+        max: 8,
+        step: 1,
+        value: base.gamma ?? 4,
+      },
+      {
+        key: "tau",
+        label: "Confidence threshold τ",
+        min: 0,
+        max: 1,
+        step: 0.05,
+        value: base.tau ?? 0.5,
+        format: fixed(2),
+      },
       param("cost", base.cost, { url: false }),
-      { key: "tokens", label: "Tokens per policy N", kind: "number", min: 25, max: 5000, step: 25, value: base.tokens ?? 300 },
+      {
+        key: "tokens",
+        label: "Tokens per policy N",
+        kind: "number",
+        min: 25,
+        max: 5000,
+        step: 25,
+        value: base.tokens ?? 300,
+      },
       param("seed", base.seed, { url: false }),
     ].map((spec) => ({ ...spec, live: false })),
     metrics: [
@@ -63,13 +86,25 @@ function view(ctx) {
   const table = el("table", "sd-table sd-table--numeric");
   const head = MEASURES.map(([, label]) => `<th scope="col">${label}</th>`).join("");
   const rows = POLICIES.map(
-    ([key, label]) => `<tr><th scope="row">${label}</th>` + MEASURES.map(([m]) => `<td><output data-metric="${key}-${m}">…</output></td>`).join("") + "</tr>",
+    ([key, label]) =>
+      `<tr><th scope="row">${label}</th>` +
+      MEASURES.map(([m]) => `<td><output data-metric="${key}-${m}">…</output></td>`).join("") +
+      "</tr>",
   ).join("");
   table.innerHTML = `<caption>Per policy, over the tokens generated so far</caption><thead><tr><th scope="col">Policy</th>${head}</tr></thead><tbody>${rows}</tbody>`;
-  const measured = el("p", "sd-tuning-measured", "Measured per-token acceptance rate α under fixed γ: ", output("alpha"));
+  const measured = el(
+    "p",
+    "sd-tuning-measured",
+    "Measured per-token acceptance rate α under fixed γ: ",
+    output("alpha"),
+  );
   const sample = el("p", "sd-note");
   // A run takes seconds, so the controls do not start one: they say so, and say when the numbers are not theirs.
-  const hint = el("p", "sd-note", "These settings apply to the next Run; moving them changes nothing until you press it.");
+  const hint = el(
+    "p",
+    "sd-note",
+    "These settings apply to the next Run; moving them changes nothing until you press it.",
+  );
   const wrap = scroller("Per policy, over the tokens generated so far", table);
   ctx.el.append(ctx.group("sd-controls"), hint, bar, ctx.charts.figure, wrap, measured, sample);
   const say = (state, text) => {
@@ -78,7 +113,11 @@ function view(ctx) {
   };
   for (const c of Object.values(ctx.controls)) {
     ctx.on(c.input, c.event, () => {
-      if (!runner.running()) say("changed", "Settings changed: the numbers below are from the previous settings; press Run to measure these.");
+      if (!runner.running())
+        say(
+          "changed",
+          "Settings changed: the numbers below are from the previous settings; press Run to measure these.",
+        );
     });
   }
   const said = (result, label) => (sample.textContent = `${label}: “${result.sample.slice(-240).trim()}”`);
@@ -126,7 +165,10 @@ function view(ctx) {
 
   return {
     paint(result) {
-      said(result, `Build-time run (${ctx.start.tokens} tokens per policy, seed ${ctx.start.seed}), text under fixed γ`);
+      said(
+        result,
+        `Build-time run (${ctx.start.tokens} tokens per policy, seed ${ctx.start.seed}), text under fixed γ`,
+      );
       status.textContent = "Showing a build-time run; press Run for a live one.";
     },
   };

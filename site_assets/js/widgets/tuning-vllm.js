@@ -36,8 +36,21 @@ export default define(import.meta.url, (settings) => {
   const a = settings.args || {};
   return {
     controls: [
-      { key: "metrics", label: "vLLM metrics", kind: "textarea", rows: 8, value: a.metrics ?? "", placeholder: "Paste /metrics output or a “SpecDecoding metrics:” log line" },
-      { key: "later", label: "Later /metrics dump (optional: the window between the two is analysed)", kind: "textarea", rows: 4, value: a.later ?? "" },
+      {
+        key: "metrics",
+        label: "vLLM metrics",
+        kind: "textarea",
+        rows: 8,
+        value: a.metrics ?? "",
+        placeholder: "Paste /metrics output or a “SpecDecoding metrics:” log line",
+      },
+      {
+        key: "later",
+        label: "Later /metrics dump (optional: the window between the two is analysed)",
+        kind: "textarea",
+        rows: 4,
+        value: a.later ?? "",
+      },
       select("costmodel", "Cost model", COST_MODELS, a.costmodel ?? "c"),
       param("cost", a.cost),
       select("hardware", "Hardware", HARDWARE, a.hardware ?? "h100"),
@@ -53,10 +66,24 @@ export default define(import.meta.url, (settings) => {
 
 function view(ctx) {
   let example = ctx.initial?.example || null;
-  const privacy = el("p", "sd-note", "Everything you paste stays in this browser tab: Python running in the page reads it; it is never uploaded and never put into the link.");
-  const fill = ctx.button("Example", () => example && ctx.set({ metrics: example.metrics, later: example.later }), "md-button--primary");
+  const privacy = el(
+    "p",
+    "sd-note",
+    "Everything you paste stays in this browser tab: Python running in the page reads it; it is never uploaded and never put into the link.",
+  );
+  const fill = ctx.button(
+    "Example",
+    () => example && ctx.set({ metrics: example.metrics, later: example.later }),
+    "md-button--primary",
+  );
   const clear = ctx.button("Clear", () => ctx.set({ metrics: "", later: "" }));
-  const bar = el("div", "sd-buttons", fill, clear, el("span", "sd-note", "The example is invented, in vLLM's format: two dumps of a two-engine server."));
+  const bar = el(
+    "div",
+    "sd-buttons",
+    fill,
+    clear,
+    el("span", "sd-note", "The example is invented, in vLLM's format: two dumps of a two-engine server."),
+  );
   const message = el("p", "sd-verdict sd-vllm-message");
   const results = el("div", "sd-vllm-results");
   const summary = el("p", "sd-vllm-summary");
@@ -77,7 +104,14 @@ function view(ctx) {
   let gammas = null;
   results.append(summary, verdict, evidence, ctx.tiles(), advice, roofline, notes, wrap, charts);
   results.hidden = true; // until a paint says what the text held
-  ctx.el.append(privacy, ctx.group("sd-controls sd-vllm-areas", ["metrics", "later"]), bar, ctx.group("sd-controls", ["costmodel", "cost", ...ROOFLINE_KEYS]), message, results);
+  ctx.el.append(
+    privacy,
+    ctx.group("sd-controls sd-vllm-areas", ["metrics", "later"]),
+    bar,
+    ctx.group("sd-controls", ["costmodel", "cost", ...ROOFLINE_KEYS]),
+    message,
+    results,
+  );
 
   // Only the chosen cost model's settings show.
   const { costmodel } = ctx.controls;
@@ -103,7 +137,11 @@ function view(ctx) {
 
   function table_(rows) {
     table.replaceChildren();
-    const caption = el("caption", "", "Counts over the window analysed; α at depth k is the share of drafts reaching position k that were accepted there.");
+    const caption = el(
+      "caption",
+      "",
+      "Counts over the window analysed; α at depth k is the share of drafts reaching position k that were accepted there.",
+    );
     const head = el("tr");
     for (const [, label] of COLUMNS) {
       const th = el("th", "", label);
@@ -147,8 +185,12 @@ function view(ctx) {
       notes.hidden = !result.notes.length;
       table_(result.rows);
       if (!positions) {
-        positions = ctx.chart("Line chart of the acceptance at each draft position: measured, against the i.i.d. curve α to the power k");
-        gammas = ctx.chart("Line chart of the expected tokens per target pass against γ under the i.i.d. fit and under the measured profile, with your γ and the best γ marked");
+        positions = ctx.chart(
+          "Line chart of the acceptance at each draft position: measured, against the i.i.d. curve α to the power k",
+        );
+        gammas = ctx.chart(
+          "Line chart of the expected tokens per target pass against γ under the i.i.d. fit and under the measured profile, with your γ and the best γ marked",
+        );
         charts.append(positions, gammas);
       }
       ctx.render(positions, result.figures.positions);

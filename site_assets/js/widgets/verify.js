@@ -12,7 +12,8 @@ const VERDICT = { accepted: "accepted", rejected: "rejected", discarded: "discar
 
 function tokenStream(result) {
   const out = el("span", "sd-dv-drafts");
-  const chip = (word, kind, title) => out.append(Object.assign(el("span", `sd-token sd-token--${kind}`, word), { title }), " ");
+  const chip = (word, kind, title) =>
+    out.append(Object.assign(el("span", `sd-token sd-token--${kind}`, word), { title }), " ");
   for (const pos of result.positions) {
     chip(pos.word, pos.outcome, `${VERDICT[pos.outcome]}: p = ${prob(pos.p)}, q = ${prob(pos.q)}`);
     if (pos.outcome === "rejected") chip(result.final.word, "correction", "correction, drawn from the residual");
@@ -30,11 +31,31 @@ function table(result) {
   const row = (targetRow, i) => {
     const pos = result.positions[i];
     const cells = pos
-      ? [`${i + 1}: ${pos.word}`, prob(pos.q), prob(pos.p), prob(pos.threshold), pos.u === null ? "—" : pos.u.toFixed(3), VERDICT[pos.outcome]]
-      : [`${i + 1}: (bonus row)`, "", "", "", "", result.final.kind === "bonus" ? `bonus “${result.final.word}”` : "not needed"];
+      ? [
+          `${i + 1}: ${pos.word}`,
+          prob(pos.q),
+          prob(pos.p),
+          prob(pos.threshold),
+          pos.u === null ? "—" : pos.u.toFixed(3),
+          VERDICT[pos.outcome],
+        ]
+      : [
+          `${i + 1}: (bonus row)`,
+          "",
+          "",
+          "",
+          "",
+          result.final.kind === "bonus" ? `bonus “${result.final.word}”` : "not needed",
+        ];
     const tr = el("tr", "", ...cells.map((text) => el("td", "", text)));
     // The cell wraps between tokens, never inside "1.5e-7".
-    tr.append(el("td", "", ...targetRow.top.flatMap((w, j) => [j ? " · " : "", el("span", "sd-dv-top", `${w.word} ${prob(w.p)}`)])));
+    tr.append(
+      el(
+        "td",
+        "",
+        ...targetRow.top.flatMap((w, j) => [j ? " · " : "", el("span", "sd-dv-top", `${w.word} ${prob(w.p)}`)]),
+      ),
+    );
     if (pos) tr.dataset.outcome = pos.outcome;
     return tr;
   };
@@ -62,7 +83,15 @@ const round = (settings) =>
 
 const rates = (settings) => ({
   controls: [
-    { key: "alpha", label: "Per-token acceptance rate α", min: 0, max: 1, step: 0.01, value: settings.args?.alpha ?? 0.8, format: fixed(2) },
+    {
+      key: "alpha",
+      label: "Per-token acceptance rate α",
+      min: 0,
+      max: 1,
+      step: 0.01,
+      value: settings.args?.alpha ?? 0.8,
+      format: fixed(2),
+    },
     param("gamma", settings.args?.gamma, { url: false }),
   ],
   metrics: [
