@@ -28,7 +28,8 @@ alone as in (c). ``tests/test_drafters.py`` checks it by exact enumeration and s
     place of the exact one. Draft token x at position i is accepted when p_i(x) > min(epsilon, delta *
     exp(-H(p_i))), H the entropy of the target's row in nats; the first rejected position gets a token drawn
     from p_i itself (no residual). Medusa's code calls epsilon ``posterior_threshold`` and delta
-    ``posterior_alpha`` (FasterDecoding/Medusa's published MT-bench answers use 0.09 and 0.3). It can accept more
+    ``posterior_alpha``, with defaults 0.09 and 0.3 (FasterDecoding/Medusa's ``medusa_generate``; at temperature 0,
+    as in its published MT-bench answers, Medusa checks drafts by greedy match instead). It can accept more
     than the exact rule, and it is LOSSY: the emitted tokens no longer follow p. ``typical_output_distribution``
     gives the exact law of the first emitted token, and its distance from p is above zero whenever
     q restricted to the accepted set A is not q(A) times p.
