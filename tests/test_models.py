@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
@@ -338,3 +339,23 @@ def test_bigram_rows_are_cached_on_the_last_token_alone() -> None:
         model.probs([6, 9])
     assert len(bigram._cache) == 1
     assert len(trigram._cache) == 2
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_mixed_row_equals_the_weighted_sum_of_rows(order: int) -> None:
+    """mixed_row(w) = sum_v w[v] * probs([v]) (the independent-heads drafter's chain step). For the unshaped bigram
+    and unigram it is computed from the counts, not from the V = 1,024 rows; here the rows are summed directly,
+    one correctly rounded math.fsum per token. Each side adds up to V + 1 float products of size <= 1, so they may
+    differ by a few hundred units in the last place of 1.0 at most: 1e-12 bounds that with room, while a count
+    dropped or mis-discounted moves an entry by at least 1 / (total count) ~ 1e-5."""
+    model = NGramModel(order=order)
+    size = len(model.vocab)
+    rows = [model.probs([v]) for v in range(size)]
+    peaked = model.probs([model.vocab.index("the")]) if "the" in model.vocab else rows[0]
+    sparse = [0.0] * size
+    sparse[3], sparse[40], sparse[size - 1] = 0.5, 0.25, 0.25
+    for weights in (peaked, sparse):  # a whole row (every entry > 0, as in a chain) and three tokens
+        expected = [math.fsum(map(operator.mul, weights, column)) for column in zip(*rows, strict=True)]
+        got = model.mixed_row(weights)
+        assert max(abs(a - b) for a, b in zip(got, expected, strict=True)) < 1e-12
+        assert math.fsum(got) == pytest.approx(1.0, abs=1e-12)
