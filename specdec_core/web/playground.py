@@ -301,7 +301,9 @@ def _explain(number: int, round_: steps.Round) -> str:
         text += f'all {gamma} accepted, bonus "{final}" from the target\'s next row'
     else:
         no = round_.positions[accepted]  # the first rejection ends the round
-        why = f"kept with probability p/q = {min(1.0, no.ratio):.2f}, drew u = {no.u:.2f}"
+        # Three decimals, and u (always below 1) never shown as 1.000: a rejection reads u >= p/q on the page too.
+        u = min(round(no.u or 0.0, 3), 0.999)  # a rejection always has its u (None only for unchecked drafts)
+        why = f"kept with probability p/q = {min(1.0, no.ratio):.3f}, drew u = {u:.3f}"
         text += f'accepted {accepted}, rejected "{WORDS[no.token]}" ({why}) and resampled "{final}" from the residual'
         text += f"; discarded the {round_.discarded} drafted after it" if round_.discarded else ""
     return f"{text}: {plural(accepted + 1, 'token')} for one target pass."

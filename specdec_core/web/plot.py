@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "ALPHA",
+    "BETA",
     "COLORS",
     "GAMMA",
     "PATTERNS",
@@ -42,6 +43,7 @@ PlotTrace = dict[str, Any]
 #: Greek letters and the times sign, spelled out once: ruff flags a literal Greek letter in code as confusable.
 GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
+BETA = "\N{GREEK SMALL LETTER BETA}"
 TIMES = "\N{MULTIPLICATION SIGN}"
 
 #: Semantic colours (Okabe & Ito's colour-blind-safe set). ``site_assets/css/tokens.css`` defines the same values as

@@ -39,7 +39,7 @@ from . import handler
 from .args import check_choice, check_int, check_number, check_seed, check_text
 from .draft import MAX_PROMPT, ngram_pair, top_tokens
 from .exactness import teaching_broken_counts, teaching_broken_law
-from .plot import ALPHA, Figure, bar, figure, layout, line, rounded, with_pattern
+from .plot import ALPHA, BETA, Figure, bar, figure, layout, line, rounded, with_pattern
 
 #: The page's prompt: the novel's first sentence, stopped before its last word.
 DEFAULT_PROMPT = (
@@ -283,7 +283,7 @@ def _alpha_figure(curve: dict[str, list[float]], temperature: float, metrics: di
         line([temperature], [metrics["alpha-exact"]], name="exact here", role="target", mode="markers", marker=ring),
         measured,
     ]
-    x_title, y_title = "temperature", f"{ALPHA}: mean of beta over the contexts"
+    x_title, y_title = "temperature", f"{ALPHA}: mean of {BETA} over the contexts"
     return figure(data, layout(x_title=x_title, y_title=y_title, y_range=[0, 1.05], height=360, margin={"t": 64}))
 
 
@@ -294,7 +294,7 @@ def _contexts_figure(
     positions = [len(c) for c in contexts]
     pieces = [pair.vocab[c[-1]] if c else "(start)" for c in contexts]
     agree = [1.0 if _argmax(p) == _argmax(q) else 0.0 for p, q in _rows(key)]
-    beta = bar(positions, rounded(betas), name="beta at this context", role="overlap")
+    beta = bar(positions, rounded(betas), name=f"{BETA} at this context", role="overlap")
     beta |= {"customdata": pieces, "hovertemplate": "after “%{customdata}”: beta = %{y:.3f}<extra></extra>"}
     marks = line(positions, agree, name="argmaxes agree (1) or not (0)", role="rejected", mode="markers")
     marks |= {"marker": marks["marker"] | {"symbol": "diamond-open", "size": 9}, "customdata": pieces}

@@ -132,7 +132,8 @@ def _map_figure(alpha: float, cost: float) -> Figure:
     """Heatmap of the optimal gamma over draft cost (x) and alpha (y), with the reader's point marked."""
     grid = _optimal_gamma_grid()
     top = max(1, max(max(row) for row in grid))
-    ticks = sorted({1, *range(4, top + 1, 4), top})
+    # No tick at 1: it sits 1/top of the bar above 0's and their labels collided ("0: none pays" under "1").
+    ticks = sorted({*range(4, top + 1, 4), top})
     heat = {
         "type": "heatmap",
         "x": _MAP_COSTS,

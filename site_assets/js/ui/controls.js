@@ -1,8 +1,9 @@
 // Form controls with visible labels, metric tiles, and small DOM helpers. A control is data:
-//   {key, label, kind, value, min, max, step, choices, format, options, rows, url, live, hidden, onChange}
+//   {key, label, hint, kind, value, min, max, step, choices, format, options, rows, url, live, hidden, onChange}
 // kind: "range" (default; `choices` makes it step through those values, `format` says the value beside it),
 // "number", "select" and "choice" (toggle buttons; `options` [[value, label], ...]), "text", "textarea" (committed
-// on a paste and when typing pauses; never in the URL). url: the value lives in the query (ui/url.js); live: false,
+// on a paste and when typing pauses; never in the URL). hint: a line under the field that says what it means (the
+// field's description for screen readers too). url: the value lives in the query (ui/url.js); live: false,
 // a change asks Python for nothing; hidden: until the view shows it.
 // control(spec, id) -> {spec, root, input, value, event}.
 
@@ -164,6 +165,11 @@ export function control(spec, name) {
   const id = `sd-${name}-${spec.key}-${++uid}`;
   const made = builders[spec.kind || "range"](spec, id);
   made.set(spec.value);
+  if (spec.hint) {
+    const hint = Object.assign(el("span", "sd-control__hint", spec.hint), { id: `${id}-hint` });
+    made.input.setAttribute("aria-describedby", hint.id);
+    made.root.append(hint);
+  }
   if (spec.hidden) made.root.hidden = true;
   const { root, input, event } = made;
   return Object.defineProperty({ spec, root, input, event }, "value", {

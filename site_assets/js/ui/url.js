@@ -7,7 +7,17 @@ import { fixed, grouped } from "./controls.js";
 export const PARAMS = Object.freeze({
   quality: { label: "Draft quality", min: 0, max: 1, step: 0.05, value: 0.85, short: "draft quality" },
   gamma: { label: "Speculation length γ", min: 1, max: 8, step: 1, value: 4, short: "γ" },
-  alpha: { label: "Agreement rate α", min: 0, max: 1, step: 0.01, value: 0.8, format: fixed(2), short: "α" },
+  // The pair's agreement rate is the per-token acceptance rate α it is built to have: the hint ties the two names.
+  alpha: {
+    label: "Agreement rate α",
+    hint: "the per-token acceptance rate α",
+    min: 0,
+    max: 1,
+    step: 0.01,
+    value: 0.8,
+    format: fixed(2),
+    short: "α",
+  },
   cost: { label: "Draft cost c", min: 0, max: 1, step: 0.01, value: 0.05, format: fixed(2), short: "c" },
   seed: { label: "Seed", kind: "number", min: 0, max: 2 ** 31 - 1, step: 1, value: 0, short: "seed" },
   k: { label: "Candidates per position k", min: 1, max: 4, step: 1, value: 2, short: "k" },

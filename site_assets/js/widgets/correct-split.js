@@ -90,6 +90,10 @@ export default define(import.meta.url, (settings) => {
 function view(ctx) {
   const splitTiles = ctx.tiles(["beta", "reject-rate", "draft-tv", "identity-gap"]);
   const sampleTiles = ctx.tiles(["tv-distance", "tv-noise", "p-value", "correction-share", "exact"]);
+  // Nothing measured until a Sample, for this pair: the tiles say so (as Exactness's do), not "…" as if loading.
+  const unsampled = () => {
+    for (const out of sampleTiles.querySelectorAll("[data-metric]")) ctx.clearMetric(out.dataset.metric, "not sampled");
+  };
 
   const sampleButton = ctx.button(`Sample ${grouped(SAMPLES)} rounds`, () => runSample(), "md-button--primary");
   const sampleRow = el("div", "sd-buttons", ctx.controls.seed.root, sampleButton);
@@ -114,6 +118,7 @@ function view(ctx) {
     ctx.charts.proof,
     sampleBox,
   );
+  unsampled();
 
   let current = null; // the split on screen: p, q and labels for the sampler
   const chips = ctx.controls.preset.root.querySelectorAll("button");
@@ -125,7 +130,7 @@ function view(ctx) {
         b.setAttribute("aria-pressed", String(asIs && b.dataset.value === ctx.controls.preset.value));
       // A sample belongs to the pair it was drawn for: when the pair changes, its numbers go.
       sampleChart.hidden = true;
-      for (const out of sampleTiles.querySelectorAll("[data-metric]")) ctx.clearMetric(out.dataset.metric);
+      unsampled();
       if (verdict.dataset.sampled) verdict.textContent = "The pair changed: sample again to test it.";
     });
   }
