@@ -5,6 +5,7 @@ Expected values come from theory.py called directly, never from numbers written 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Any
@@ -280,6 +281,9 @@ def test_map_sets_no_gamma_pays_apart_from_short_drafts() -> None:
     edge = scale[1][0]
     assert edge == scale[2][0] == pytest.approx(0.5 / heat["zmax"])
     assert any(0 in row for row in heat["z"]) and heat["colorbar"]["ticktext"][0].startswith("0")
+    # Ticks at least 4 apart on a 0..32 bar: a tick at 1 drew its label over "0: none pays".
+    ticks = heat["colorbar"]["tickvals"]
+    assert ticks[0] == 0 and all(b - a >= 4 for a, b in itertools.pairwise(ticks))
 
 
 @pytest.mark.parametrize(

@@ -124,6 +124,7 @@ def test_correct_sample_button_runs_the_real_round_in_the_browser(page: Any) -> 
     widget = open_live(page, "correct/", "correct-split")
     n = 10_000
     sample = widget.get_by_role("button", name="Sample 10,000 rounds")
+    expect(metric(widget, "tv-distance")).to_have_text("not sampled")  # nothing measured yet, not "loading"
     sample.click()
     expect(metric(widget, "tv-distance")).to_have_attribute("data-value", re.compile(r"\d"), timeout=60_000)
     # The page shows the native sample of the same seed exactly; that sample's statistics are stated on it here.
@@ -189,6 +190,8 @@ def test_correct_sample_asked_for_one_pair_is_not_shown_for_the_next(page: Any) 
 
 def test_bonus_sliders_change_the_figure_metrics_and_url(page: Any) -> None:
     widget = open_live(page, "bonus/", "bonus-sim")
+    # The slider's name is the contract's; its description ties it to the tiles' per-token acceptance rate.
+    expect(widget.get_by_label(ALPHA_LABEL)).to_have_accessible_description("the per-token acceptance rate \u03b1")
     theory_metric = metric(widget, "tokens-per-pass-theory")
     expect(theory_metric).to_have_attribute("data-value", js_number(round(theory.expected_tokens(0.8, 4), 12)))
     counts = widget.locator(".sd-chart").first
