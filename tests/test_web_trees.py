@@ -68,6 +68,25 @@ def test_step_explains_each_level_and_the_emitted_tokens() -> None:
     assert len(result["tokens"]) == int(lines[-1].split()[1])
 
 
+def test_the_first_line_says_when_identical_draws_share_a_node() -> None:
+    """i.i.d. siblings that draw the same token share one node (the tree is a trie), so a level may list a token
+    twice while the tree has fewer nodes than draws: the first line then gives both counts. Without replacement
+    candidates are distinct, and the line never speaks of sharing."""
+    shared = 0
+    for seed in range(8):
+        for repl in (True, False):
+            lines = play(pair="agreement", alpha=0.9, k=4, depth=2, rounds=1, seed=seed, replacement=repl)["explain"]
+            level_1 = lines[1].split("(", 1)[1].split(")", 1)[0].split(", ")
+            nodes = int(lines[0].split(" tree of ")[1].split()[0])
+            if "share a node" in lines[0]:
+                draws = int(lines[0].split(" from ")[1].split()[0])
+                assert repl and draws > nodes
+                shared += 1
+            else:
+                assert len(set(level_1)) == len(level_1)  # no repeat went unexplained
+    assert shared > 0  # alpha .9 concentrates q: some of the 8 i.i.d. rounds repeat a token
+
+
 def test_tree_figure_marks_every_fate_with_a_colour_and_a_symbol() -> None:
     fig = play(pair="agreement", alpha=0.5, k=3, depth=2, rounds=1, seed=4)["figures"]["tree"]
     fates = {

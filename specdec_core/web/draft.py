@@ -192,7 +192,8 @@ def _positions_figure(positions: Sequence[dict[str, Any]]) -> Figure:
 def _risk_figure(gammas: list[int], all_accepted: list[float], speedups: list[float], best: int) -> Figure:
     """Longer drafts: the whole draft survives less often (bars) while speedup rises, peaks and falls (line)."""
     hover = f"{GAMMA} = %{{x}}: P(all accepted) = %{{y:.3f}}<extra></extra>"
-    data = [bar(gammas, all_accepted, name=f"P(all {GAMMA} accepted) = {ALPHA}^{GAMMA}", role="accepted", hover=hover)]
+    name = f"P(all {GAMMA} accepted) = {ALPHA}<sup>{GAMMA}</sup>"
+    data = [bar(gammas, all_accepted, name=name, role="accepted", hover=hover)]
     hover = f"{GAMMA} = %{{x}}: speedup %{{y:.2f}}{TIMES}<extra></extra>"
     data.append(line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover))
     if best in gammas:

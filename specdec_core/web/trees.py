@@ -195,9 +195,15 @@ def _verdict(metrics: dict[str, Any]) -> dict[str, str]:
 
 
 def _explain(tree: multidraft.TreeRound, pair: models.Pair, number: int) -> list[str]:
-    """The round's verification in words, one line per level the walk checked, then what was emitted."""
+    """The round's verification in words, one line per level the walk checked, then what was emitted. When i.i.d.
+    siblings drew the same token, the first line says so: they share one node, so the tree has fewer nodes than
+    draws (a level still lists every candidate, repeats included, since each is checked in turn)."""
+    draws = sum(len(kids) for kids in tree.candidates)
+    shared = ""
+    if draws > tree.nodes_scored:
+        shared = f" from {draws} draws (siblings that drew the same token share a node)"
     lines = [
-        f"Round {number}: the draft built a tree of {plural(tree.nodes_scored, 'node')}; "
+        f"Round {number}: the draft built a tree of {plural(tree.nodes_scored, 'node')}{shared}; "
         "one target pass scored all of them."
     ]
     node = 0

@@ -182,7 +182,7 @@ def _rates_figure(alpha: float, gamma: int) -> Figure:
     curves = (
         (alphas, "target", f"per-token acceptance rate {ALPHA}", "dash"),
         (per_draft, "draft", f"draft acceptance rate (accepted / drafted) at {GAMMA} = {gamma}", None),
-        ([round(x**gamma, 12) for x in alphas], "accepted", f"all {gamma} accepted: {ALPHA}^{GAMMA}", "dot"),
+        ([round(x**gamma, 12) for x in alphas], "accepted", f"all {gamma} accepted: {ALPHA}<sup>{GAMMA}</sup>", "dot"),
     )
     data = [line(alphas, values, name=name, role=role, dash=dash) for values, role, name, dash in curves]
     hover = f"%{{y:.3f}}<extra>{ALPHA} = %{{x:.2f}}</extra>"

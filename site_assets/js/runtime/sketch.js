@@ -76,7 +76,13 @@ function label(parent, text, x, y, { anchor = "start", baseline = "middle", size
     },
     parent,
   );
-  t.textContent = plain(text);
+  // A power (α<sup>γ</sup>) is raised and smaller, as Plotly draws it; the text reads the same ("αγ").
+  String(text ?? "")
+    .split(/<sup>(.*?)<\/sup>/i)
+    .forEach((part, i) => {
+      if (i % 2 === 0) t.append(plain(part));
+      else node("tspan", { "baseline-shift": "super", "font-size": "70%" }, t).textContent = plain(part);
+    });
   return t;
 }
 

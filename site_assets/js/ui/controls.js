@@ -18,6 +18,13 @@ export function el(tag, className, ...children) {
   return node;
 }
 
+// "α^γ" or "α^(γ+1)" in a label or a note, with the power raised as on the page's math: text and <sup> nodes.
+export function powers(text) {
+  return String(text)
+    .split(/\^(\([^)]*\)|[^\s)])/)
+    .map((part, i) => (i % 2 ? el("sup", "", part.replace(/^\((.*)\)$/, "$1")) : part));
+}
+
 // A line that screen readers announce when it changes: a verdict, a summary, a status.
 export function announce(className, text = "", tag = "p") {
   const node = el(tag, className, text);
@@ -192,7 +199,7 @@ export function tiles(items) {
   return el(
     "dl",
     "sd-tiles",
-    ...items.map(({ name, label }) => el("div", "sd-tile", el("dt", "", label), el("dd", "", output(name)))),
+    ...items.map(({ name, label }) => el("div", "sd-tile", el("dt", "", ...powers(label)), el("dd", "", output(name)))),
   );
 }
 

@@ -26,7 +26,7 @@ export default define(import.meta.url, {
       paint(result) {
         const g = result.symbol;
         table.innerHTML =
-          `<caption>Reported figures as the papers give them; “Eq. 1” is (1 − α^(${g}+1)) / (1 − α), computed here from the reported α (${g} from the paper, or ${g} = ${result.gamma_default} marked *).</caption>` +
+          `<caption>Reported figures as the papers give them; “Eq. 1” is (1 − α<sup>${g}+1</sup>) / (1 − α), computed here from the reported α (${g} from the paper, or ${g} = ${result.gamma_default} marked *); a dash: the row quotes a speedup and no α, so there is nothing to compute from.</caption>` +
           `<thead><tr><th scope="col">Method and source</th><th scope="col">Setting, and how it differs from this page</th><th scope="col">α</th><th scope="col">Eq. 1: tokens per pass</th><th scope="col">Reported speedup</th></tr></thead><tbody>` +
           result.rows
             .map((r) => {

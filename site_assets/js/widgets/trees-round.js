@@ -74,7 +74,7 @@ function view(ctx, settings) {
 
   function paint(result) {
     const m = result.metrics;
-    if (!("exact" in m)) ctx.clearMetric("exact", "too few rounds");
+    if (!("exact" in m)) ctx.clearMetric("exact", "not yet: see below");
     if (!("tokens-per-pass-theory" in m)) ctx.clearMetric("tokens-per-pass-theory", "— (text: no i.i.d. theory)");
     verdict.textContent = `${result.verdict.text}. ${grouped(m.rounds)} ${m.rounds === 1 ? "round" : "rounds"}, each from the same context: the first token each emits must follow the target there.`;
     verdict.classList.toggle("sd-verdict--ok", result.verdict.state === "consistent");
