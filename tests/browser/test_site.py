@@ -811,7 +811,7 @@ DRAWN_BOTH_WAYS = """async (base) => {
       plotly: {
         traces: c._fullData.filter((t) => t.visible === true).length,
         ranges: plotlyRanges,
-        // Plotly writes an invisible zero-width space after each part of a power (α<sup>γ</sup>): not text a reader sees.
+        // Plotly writes an invisible zero-width space after each part of a power (<sup>): no text a reader sees.
         legend: [...c.querySelectorAll(".legendtext")].map((t) => t.textContent.replaceAll("\u200b", "")),
       },
     };
