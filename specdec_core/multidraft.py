@@ -62,7 +62,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import accumulate
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 from .distributions import ROW_TOLERANCE, check_gamma, sample, validate_probs
 
@@ -439,7 +439,7 @@ def multidraft_acceptance(p: Sequence[Prob], q: Sequence[Prob], k: int, *, repla
     """
     p_row, q_row, kk = _exact_pair(p, q, k)
     if not replacement:
-        return sum((w for w, v in _position_law(p_row, q_row, kk, False) if v.accepted is not None), Fraction(0))
+        return _distinct_acceptance(p_row, q_row, kk)
     r: Sequence[Prob] = p_row
     rejected_all = Fraction(1)
     for _ in range(kk):
@@ -447,6 +447,33 @@ def multidraft_acceptance(p: Sequence[Prob], q: Sequence[Prob], k: int, *, repla
         rejected_all *= 1 - beta
         r = _residual(r, q_row)
     return 1 - rejected_all
+
+
+def _distinct_acceptance(p: list[Fraction], q: list[Fraction], k: int) -> Fraction:
+    """P(some of k distinct candidates is accepted), summed over the ordered draws by recursion.
+
+    The residual after a rejection, residual(r_i, q_i), depends on the tokens drawn so far but not on the one just
+    rejected, so each level computes it once for all its branches: one visit per ordered draw, V (V-1) ... (V-k+2)
+    of them, where replaying the sampler for every branch (``_position_law``, which tests hold this to) took seconds
+    for V = 8, k = 4. Candidates stop when q has no token left, as ``tree_round`` draws them.
+    """
+
+    def walk(r: list[Fraction], drawn: tuple[int, ...]) -> Fraction:
+        if sum((q[x] for x in drawn), Fraction(0)) == 1:
+            return Fraction(0)  # q has no token left to draw
+        q_i = cast(list[Fraction], _without(q, drawn)) if drawn else q  # Fractions in, Fractions out
+        after = cast(list[Fraction], _residual(r, q_i)) if len(drawn) + 1 < k else None
+        total = Fraction(0)
+        for x, qx in enumerate(q_i):
+            if qx == 0:
+                continue
+            accept = min(Fraction(1), r[x] / qx)
+            total += qx * accept
+            if after is not None and accept < 1:
+                total += qx * (1 - accept) * walk(after, (*drawn, x))
+        return total
+
+    return walk(p, ())
 
 
 def tree_expected_tokens(acceptance: float, depth: int) -> float:

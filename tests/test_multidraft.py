@@ -103,6 +103,20 @@ def test_acceptance_formula_matches_enumeration() -> None:
     assert md.multidraft_acceptance(P3, Q3, 2, replacement=False) >= md.multidraft_acceptance(P3, Q3, 2)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_distinct_acceptance_equals_the_enumerated_sampler(k: int) -> None:
+    """Without replacement, multidraft_acceptance sums over the ordered draws by its own recursion; it must equal,
+    as a Fraction, the acceptance of every branch the sampler's own code takes (``_position_law``). The pairs: the
+    house example (V = 3: k = 4 runs out of tokens), a q with a zero (two tokens to draw) and an agreement pair with
+    V = 6 built from floats."""
+    p6, q6 = agreement_distributions(0.55, vocab_size=6)
+    pairs = [(P3, Q3), (SPARSE[0], SPARSE[()]), (md._exact_row(p6, "p"), md._exact_row(q6, "q"))]
+    for p, q in pairs:
+        enumerated = sum((w for w, v in md._position_law(p, q, k, False) if v.accepted is not None), F(0))
+        assert md.multidraft_acceptance(p, q, k, replacement=False) == enumerated
+        assert md.multidraft_acceptance(p, q, k, replacement=False) >= md.multidraft_acceptance(p, q, k)
+
+
 @pytest.mark.parametrize(
     ("draft", "k", "depth", "replacement", "budget"),
     [

@@ -236,7 +236,9 @@ def test_bonus_reports_alpha_and_links_to_the_converter(page: Any, base_url: str
     expect(metric(widget, "alpha")).to_have_attribute("data-value", js_number(expected["alpha"]))
     expect(metric(widget, "alpha-theory")).to_have_attribute("data-value", "0.8")
     expect(widget.locator('[data-metric="accept-rate"]')).to_have_count(0)
-    expect(widget.locator(".sd-relation")).to_contain_text("Tokens per target pass = (1 \u2212 \u03b1^(\u03b3+1))")
+    relation = widget.locator(".sd-relation")
+    expect(relation).to_contain_text("Tokens per target pass = (1 \u2212 \u03b1\u03b3+1) / (1 \u2212 \u03b1)")
+    expect(relation.locator("sup").first).to_have_text("\u03b3+1")  # the power is raised, not a caret formula
     # Where the link leads (the theme's start-up may turn the widget's relative href into an absolute one).
     expect(widget.locator(".sd-relation a")).to_have_js_property("href", base_url + "tuning/#the-calculator")
 
