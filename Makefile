@@ -109,9 +109,10 @@ browser-pages:
 	$(PY) -m pytest -q -p no:cacheprovider tests/browser $(addprefix --ignore=,$(BROWSER_SITEWIDE))
 
 # Lint, the two core suites, the two site builds and Chromium's install share the machine's cores (each is one
-# process); their output is kept together per target. The browser suite's two sessions run after them, alone.
+# process); their output is kept together per target. The Pyodide suite, the longest, starts first: started third,
+# it ran on alone for about 70 s after the rest had finished. The browser suite's two sessions run after them, alone.
 test:
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint test-native test-pyodide site site-zensical chromium test-firefox
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-pyodide lint test-native site site-zensical chromium test-firefox
 	$(MAKE) --no-print-directory browser-suite
 
 bench: $(VENV)/.installed node_modules/.installed dist/.built site chromium
