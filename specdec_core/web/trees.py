@@ -376,6 +376,14 @@ def _simulate(
     return nodes / rounds, tokens / rounds
 
 
+@lru_cache(maxsize=8)
+def _full_trees(alpha: float, repl: bool, rounds: int, seed: int) -> dict[int, list[tuple[float, float]]]:
+    """The budget chart's full trees, k = 2..4 at depths 1..3: they do not depend on the reader's k and depth, so
+    moving those reuses them (most of a call's time). Callers only read the result."""
+    pair = _agreement(alpha)
+    return {k: [_simulate(pair, k, level, repl, rounds, seed) for level in range(1, 4)] for k in range(2, MAX_K + 1)}
+
+
 @handler("trees.budget", example={"alpha": 0.7, "k": 2, "depth": 3, "replacement": True, "seed": 0, "rounds": 20})
 def budget(
     alpha: float = 0.7, k: int = 2, depth: int = 3, replacement: bool = True, seed: int = 0, rounds: int = BUDGET_ROUNDS
@@ -390,16 +398,14 @@ def budget(
         (float(g), multidraft.tree_expected_tokens(float(multidraft.multidraft_acceptance(p, q, 1)), g))
         for g in CHAIN_LENGTHS
     ]
-    trees: dict[int, list[tuple[float, float]]] = {}
-    for branch in range(2, MAX_K + 1):
-        trees[branch] = [_simulate(pair, branch, level, repl, n, s) for level in range(1, 4)]
+    trees = _full_trees(a, repl, n, s)
     static, dynamic, sizes = [], [], []
     for level in range(1, d + 1):
         size = multidraft.full_tree_nodes(kk, level)
         if size > 400:
             break
         sizes.append(size)
-        static.append(_simulate(pair, kk, level, repl, n, s))
+        static.append(trees[kk][level - 1] if kk in trees and level <= 3 else _simulate(pair, kk, level, repl, n, s))
         dynamic.append(_simulate(pair, kk, multidraft.MAX_DEPTH, repl, n, s, budget=size))
     return {
         "figures": {"budget": _budget_figure(chain, trees, a), "dynamic": _dynamic_figure(sizes, static, dynamic, kk)},
