@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 WHEEL_SRC := pyproject.toml $(wildcard specdec_core/*.py specdec_core/web/*.py specdec_core/data/*)
 
-.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-firefox firefox browsers test-browser browser-suite browser-sitewide browser-pages lint bench wheel chromium clean
+.PHONY: serve site prebuild site-zensical test test-native test-pyodide test-firefox firefox browsers test-browser browser-suite browser-sitewide browser-pages browser-pages-built browser-sitewide-built lint bench wheel chromium clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -108,12 +108,17 @@ browser-sitewide:
 browser-pages:
 	$(PY) -m pytest -q -p no:cacheprovider tests/browser $(addprefix --ignore=,$(BROWSER_SITEWIDE))
 
-# Lint, the two core suites, the two site builds and Chromium's install share the machine's cores (each is one
-# process); their output is kept together per target. The Pyodide suite, the longest, starts first: started third,
-# it ran on alone for about 70 s after the rest had finished. The browser suite's two sessions run after them, alone.
+# Everything shares the machine's two cores, two jobs at a time; output is kept together per target. The Pyodide
+# suite, the longest of the rest, starts first, and each browser session starts once the sites are built and a core
+# is free: the pages' session (the longer) beside the end of the Pyodide suite, which used to run on alone for
+# about 50 s with one core idle, the site-wide one when the Pyodide suite ends.
 test:
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-pyodide lint test-native site site-zensical chromium test-firefox
-	$(MAKE) --no-print-directory browser-suite
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-pyodide lint test-native site site-zensical chromium \
+	  test-firefox browser-pages-built browser-sitewide-built
+
+# A browser session on the sites this run builds (the session targets above test what is already built).
+browser-pages-built browser-sitewide-built: %-built: site site-zensical chromium
+	$(MAKE) --no-print-directory $*
 
 bench: $(VENV)/.installed node_modules/.installed dist/.built site chromium
 	$(PY) benchmarks/run.py
