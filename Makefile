@@ -116,9 +116,12 @@ test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-pyodide lint test-native site site-zensical chromium \
 	  test-firefox browser-pages-built browser-sitewide-built
 
-# A browser session on the sites this run builds (the session targets above test what is already built).
+# A browser session on the sites this run builds (the session targets above test what is already built). The
+# site-wide one waits for the Pyodide suite, so the longer pages' session takes the first free core (make alone
+# gave it to the site-wide one).
 browser-pages-built browser-sitewide-built: %-built: site site-zensical chromium
 	$(MAKE) --no-print-directory $*
+browser-sitewide-built: | test-pyodide
 
 bench: $(VENV)/.installed node_modules/.installed dist/.built site chromium
 	$(PY) benchmarks/run.py
