@@ -360,6 +360,7 @@ def mask_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
 # The budget charts -------------------------------------------------------------------------------------------------
 
 BUDGET_ROUNDS = 150  # rounds per configuration and call
+MAX_BUDGET = 400  # nodes: the second chart's static trees stop before a full tree would score more
 CHAIN_LENGTHS = (1, 2, 3, 4, 6, 8, 12, 16)
 
 
@@ -400,16 +401,19 @@ def budget(
     ]
     trees = _full_trees(a, repl, n, s)
     static, dynamic, sizes = [], [], []
+    capped = None  # the nodes of the first full tree left out, if the reader's depth asks for one past MAX_BUDGET
     for level in range(1, d + 1):
         size = multidraft.full_tree_nodes(kk, level)
-        if size > 400:
+        if size > MAX_BUDGET:
+            capped = size
             break
         sizes.append(size)
         static.append(trees[kk][level - 1] if kk in trees and level <= 3 else _simulate(pair, kk, level, repl, n, s))
         dynamic.append(_simulate(pair, kk, multidraft.MAX_DEPTH, repl, n, s, budget=size))
     return {
         "figures": {"budget": _budget_figure(chain, trees, a), "dynamic": _dynamic_figure(sizes, static, dynamic, kk)},
-        "metrics": {"alpha": a, "k": kk, "rounds": n, "seed": s},
+        "metrics": {"alpha": a, "k": kk, "rounds": n, "seed": s, "depth-drawn": len(sizes)},
+        "capped": None if capped is None else {"depth": len(sizes) + 1, "nodes": capped, "max": MAX_BUDGET},
     }
 
 

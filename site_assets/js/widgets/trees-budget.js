@@ -5,7 +5,7 @@
 // URL state: k, depth, alpha, seed (shared with the tree round above on the same page).
 
 import { define } from "../ui/widget.js";
-import { el, fixed } from "../ui/controls.js";
+import { el, fixed, grouped } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 
 const MODES = [
@@ -41,7 +41,12 @@ export default define(import.meta.url, (settings) => {
       ctx.el.append(ctx.group("sd-controls"), ctx.chartRow(), note);
       return {
         paint(result) {
-          note.textContent = `Synthetic pair at α = ${fixed(2)(result.metrics.alpha)}; each simulated point averages ${result.metrics.rounds} rounds (seed ${result.metrics.seed}).`;
+          const cap = result.capped;
+          note.textContent =
+            `Synthetic pair at α = ${fixed(2)(result.metrics.alpha)}; each simulated point averages ${result.metrics.rounds} rounds (seed ${result.metrics.seed}).` +
+            (cap
+              ? ` The second chart stops at depth ${cap.depth - 1}: a full tree of depth ${cap.depth} would score ${grouped(cap.nodes)} nodes per pass, past this page's cap of ${cap.max}.`
+              : "");
         },
       };
     },
