@@ -110,18 +110,17 @@ browser-pages:
 
 # Everything shares the machine's two cores, two jobs at a time; output is kept together per target. The Pyodide
 # suite, the longest of the rest, starts first, and each browser session starts once the sites are built and a core
-# is free: the pages' session (the longer) beside the end of the Pyodide suite, which used to run on alone for
-# about 50 s with one core idle, the site-wide one when the Pyodide suite ends.
+# is free: the site-wide session (90 tests, the longer) beside the end of the Pyodide suite, which used to run on
+# alone for about 50 s with one core idle, the pages' session (85 tests) when the Pyodide suite ends.
 test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-pyodide lint test-native site site-zensical chromium \
-	  test-firefox browser-pages-built browser-sitewide-built
+	  test-firefox browser-sitewide-built browser-pages-built
 
 # A browser session on the sites this run builds (the session targets above test what is already built). The
-# site-wide one waits for the Pyodide suite, so the longer pages' session takes the first free core (make alone
-# gave it to the site-wide one).
+# pages' session waits for the Pyodide suite, so the longer site-wide one takes the first free core.
 browser-pages-built browser-sitewide-built: %-built: site site-zensical chromium
 	$(MAKE) --no-print-directory $*
-browser-sitewide-built: | test-pyodide
+browser-pages-built: | test-pyodide
 
 bench: $(VENV)/.installed node_modules/.installed dist/.built site chromium
 	$(PY) benchmarks/run.py
