@@ -412,7 +412,7 @@ def budget(
         dynamic.append(_simulate(pair, kk, multidraft.MAX_DEPTH, repl, n, s, budget=size))
     return {
         "figures": {"budget": _budget_figure(chain, trees, a), "dynamic": _dynamic_figure(sizes, static, dynamic, kk)},
-        "metrics": {"alpha": a, "k": kk, "rounds": n, "seed": s, "depth-drawn": len(sizes)},
+        "metrics": {"alpha": a, "k": kk, "rounds": n, "seed": s},
         "capped": None if capped is None else {"depth": len(sizes) + 1, "nodes": capped, "max": MAX_BUDGET},
     }
 
