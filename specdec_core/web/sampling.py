@@ -295,12 +295,12 @@ def _contexts_figure(
     pieces = [pair.vocab[c[-1]] if c else "(start)" for c in contexts]
     agree = [1.0 if _argmax(p) == _argmax(q) else 0.0 for p, q in _rows(key)]
     beta = bar(positions, rounded(betas), name=f"{BETA} at this context", role="overlap")
-    beta |= {"customdata": pieces, "hovertemplate": "after “%{customdata}”: beta = %{y:.3f}<extra></extra>"}
+    beta |= {"customdata": pieces, "hovertemplate": f"after “%{{customdata}}”: {BETA} = %{{y:.3f}}<extra></extra>"}
     marks = line(positions, agree, name="argmaxes agree (1) or not (0)", role="rejected", mode="markers")
     marks |= {"marker": marks["marker"] | {"symbol": "diamond-open", "size": 9}, "customdata": pieces}
     marks["hovertemplate"] = "after “%{customdata}”: agree = %{y}<extra></extra>"
     # Below 0 and above 1 a little: the diamonds at 0 and 1 stay clear of the axis lines.
-    axes = layout(x_title="prompt token the context ends at", y_title="beta", y_range=[-0.06, 1.06], height=300)
+    axes = layout(x_title="prompt token the context ends at", y_title=BETA, y_range=[-0.06, 1.06], height=300)
     return figure([beta, marks], axes)
 
 
