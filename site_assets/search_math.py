@@ -47,6 +47,9 @@ SCRIPT = re.compile(r"([_^])\{([^{}]*)\}")
 SIZES = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)(?![A-Za-z])")
 SPACES = re.compile(r"\\(?:q?quad(?![A-Za-z])|[,;:! ])")
 COMMAND = re.compile(r"\\([A-Za-z]+)")
+ENVIRONMENT = re.compile(r"\\(?:begin|end)\{[A-Za-z]+\*?\}")  # aligned, gathered
+# Their line breaks and alignment points, "&" or "&amp;" (the index holds HTML): not the "&" of "&lt;".
+LINES = re.compile(r"\\\\|&amp;|&(?![A-Za-z]+;|#\d+;)")
 
 
 def _group(tex: str) -> str:
@@ -64,8 +67,11 @@ def readable(tex: str) -> str:
     '(1 - x^(k+1))/(1 - x)'
     >>> readable(r"N = \text{accepted} + 1, \quad \{1, 2\}")
     'N = accepted + 1, {1, 2}'
+    >>> readable(r"\begin{aligned} \beta &= \sum_x q(x) \\ &= 1 \end{aligned}")
+    'β = Σ_x q(x) = 1'
     """
     s = tex.replace("\\{", "\x01").replace("\\}", "\x02")  # literal braces, kept apart from the grouping ones
+    s = LINES.sub(" ", ENVIRONMENT.sub(" ", s))  # a multi-line formula reads as one line
     before = None
     while before != s:
         before = s

@@ -189,6 +189,14 @@ A, B, G = plot.ALPHA, "\N{GREEK SMALL LETTER BETA}", plot.GAMMA
         (r"\operatorname{norm}\big(\max(0, p - q)\big)", "norm(max(0, p - q))"),
         (r"\mathbb{E}[N] \le \gamma + 1", f"E[N] \N{LESS-THAN OR EQUAL TO} {G} + 1"),
         (r"\unknowncommand{x}", "unknowncommandx"),
+        # A multi-line display (aligned, gathered) reads as one line: no environment names, breaks or "&".
+        (
+            r"\begin{aligned} \beta &= \sum_x q(x) \\ &= 1 \end{aligned}",
+            f"{B} = \N{GREEK CAPITAL LETTER SIGMA}_x q(x) = 1",
+        ),
+        (r"\begin{gathered} x_i, \\ i = 1 \end{gathered}", "x_i, i = 1"),
+        # As Zensical's index holds them: "&" escaped, and "<" too, which stays.
+        (r"\begin{aligned} a &amp;= b \\ &amp;= c &lt; d \end{aligned}", "a = b = c &lt; d"),
     ],
 )
 def test_search_math_reads_the_pages_tex_as_symbols(tex: str, text: str) -> None:

@@ -4,9 +4,10 @@ The pages come from the built site's sitemap.xml, so a page added to the nav is 
 The checks need the layout only, not Python: the build-time first paint mounts every widget with its controls and
 numbers, so each test waits for the widgets to be mounted and painted (data-sd-mounted, data-sd-paints), never for
 Pyodide. The phone tests share one page that goes from page to page by instant navigation (conftest, ``visit``), so
-Python boots once for them all. Display math starts inside the text column, and an equation wider than the screen
-scrolls in its own box, which takes keyboard focus. Also here: the chart toolbar (Plotly's mode bar) never covers a
-legend, and headings read as text in the table of contents and the search index (no raw LaTeX such as "\\(\\gamma\\)").
+Python boots once for them all. Display math starts inside the text column and fits a 390 px screen; on a 320 px
+one, an equation wider than the screen scrolls in its own box, which takes keyboard focus. Also here: the chart
+toolbar (Plotly's mode bar) never covers a legend, and headings read as text in the table of contents and the
+search index (no raw LaTeX such as "\\(\\gamma\\)").
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from playwright.sync_api import expect
 pytestmark = [pytest.mark.browser, shared_page]
 
 PHONE = {"width": 390, "height": 844}
+SMALL_PHONE = {"width": 320, "height": 640}
 on_a_phone = pytest.mark.browser_context_args(viewport=PHONE, service_workers="block")
 
 
@@ -107,8 +109,22 @@ def test_page_fits_a_phone_screen(page: Any, path: str) -> None:
         page.wait_for_function(f"() => ({EQUATIONS})()[0].length === 0", timeout=5_000)
     problems, scrolling = page.evaluate(EQUATIONS)
     assert problems == []
-    if path == "cost/":  # its t_spec equation is wider than a phone: the scrolling box is checked, not only the start
-        assert scrolling >= 1
+    assert scrolling == 0, f"{scrolling} display equation(s) on /{path} are wider than a {PHONE['width']} px phone"
+
+
+def test_equation_wider_than_a_small_phone_scrolls_in_its_own_box(page: Any) -> None:
+    """At 390 px every equation fits (above); on a 320 px screen Cost's t_spec equation does not. It scrolls in its
+    own box, which takes keyboard focus and shows its end when scrolled, while the page itself does not scroll."""
+    page.set_viewport_size(SMALL_PHONE)
+    visit(page, "cost/")
+    page.wait_for_function(MATH_TYPESET)
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(f"() => ({EQUATIONS})()[0].length === 0", timeout=5_000)
+    problems, scrolling = page.evaluate(EQUATIONS)
+    assert problems == []
+    assert scrolling >= 1
+    widths = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert widths[0] <= widths[1], widths
 
 
 @on_a_phone
