@@ -6,6 +6,7 @@ of its seed and settings, so the browser must show exactly what CPython computes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import SiteServer, expect_plotly, js_number, renders, shared_page, visit, wait_for_renders
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -84,6 +86,45 @@ def test_moving_a_slider_changes_the_figure_and_the_metrics(page: Any) -> None:
     expect(metric(page, "accept-rate-theory")).to_have_attribute("data-value", js_number(expected))
     wait_for_renders(chart, before)
     expect(page).to_have_url(re.compile(r"quality=0\.65"))
+
+
+# The rows of the table whose caption names the distributions chart: [[cell, ...], ...], header row first.
+TABLE_CELLS = """(details) => {
+  const table = [...details.querySelectorAll('table')]
+    .find((t) => t.caption.textContent.includes('target distribution'));
+  return table ? [...table.rows].map((r) => [...r.cells].map((c) => c.textContent)) : null;
+}"""
+
+
+def distributions_table(figure: dict[str, Any]) -> list[list[str]]:
+    """The distributions figure as ui/numbers.js tabulates it: a word per row, a series per column, each value to 4
+    significant digits as JavaScript writes it."""
+    traces = figure["data"]
+    head = [figure["layout"]["xaxis"]["title"]["text"], *(t["name"] for t in traces)]
+    rows = [[word, *(js_number(float(f"{t['y'][i]:.4g}")) for t in traces)] for i, word in enumerate(traces[0]["x"])]
+    return [head, *rows]
+
+
+def test_charts_numbers_are_tables_that_follow_the_sliders(page: Any) -> None:
+    """A reader who cannot hover a chart opens its numbers as tables: the distributions' table holds what the native
+    handler's figure holds, and while open it follows a slider to the new figure."""
+    widget = open_live(page)
+    details = widget.locator(":scope > details.sd-data")
+    details.locator("summary").click()
+    for quality in (0.85, 0.75):
+        if quality != 0.85:
+            slider = widget.get_by_label("Draft quality")
+            slider.focus()
+            slider.press("ArrowLeft")
+            slider.press("ArrowLeft")  # 0.85 -> 0.75
+        expected = distributions_table(native(quality=quality)["figures"]["distributions"])
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.wait_for_function(
+                f"(d) => JSON.stringify(({TABLE_CELLS})(d)) === {json.dumps(json.dumps(expected))}",
+                arg=details.element_handle(),
+                timeout=15_000,
+            )
+        assert details.evaluate(TABLE_CELLS) == expected
 
 
 def test_run_matches_theory_and_the_output_check_passes(page: Any) -> None:

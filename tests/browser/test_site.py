@@ -135,6 +135,29 @@ def expect_no_button_sends_a_chart_away(page: Any) -> None:
         assert not [t for t in titles if "share" in t.lower() or "cloud" in t.lower()], f"chart {i}: {titles}"
 
 
+# Per opened "numbers" disclosure (js/ui/numbers.js): its widget, and per table the count of body rows and of
+# empty header cells.
+CHART_TABLES = """(d) => [d.closest('.sd-widget').dataset.widget,
+  [...d.querySelectorAll('table')].map((t) => [t.tBodies[0].rows.length,
+    [...t.querySelectorAll('th')].filter((th) => !th.textContent.trim()).length])]"""
+
+
+def expect_charts_readable_as_tables(page: Any) -> None:
+    """Every widget with charts (but the 3D lab, which lists its rounds itself) offers their numbers as tables, for
+    a reader who cannot hover a chart: opened, the disclosure holds tables (a chart with no points yet, such as the
+    Playground's before a round, has none), none empty and no header cell blank (a token such as "<end>" read as
+    markup would be). Left open, so that axe then checks the tables too."""
+    widgets = page.locator(".md-content .sd-widget[data-widget]:has(.sd-chart):not([data-widget=lab3d])")
+    for i in range(widgets.count()):
+        details = widgets.nth(i).locator(":scope > details.sd-data")
+        expect(details).to_have_count(1)
+        details.locator("summary").click()
+        expect(details).to_have_attribute("data-sd-tables", re.compile(r"^[1-9]"))
+        widget, tables = details.evaluate(CHART_TABLES)
+        assert tables, f"{widget}: no table"
+        assert all(rows > 0 and blank == 0 for rows, blank in tables), f"{widget}: {tables}"
+
+
 def chart_renders(widget: Any) -> int:
     total: int = widget.evaluate(
         "el => [...el.querySelectorAll('.sd-chart')].reduce((n, c) => n + Number(c.dataset.sdRenders || 0), 0)"
@@ -961,7 +984,8 @@ def test_every_page_sketches_its_charts_while_python_boots(page: Any, server: Si
 def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any, server: SiteServer, path: str) -> None:
     """The pages in turn in one shared page (instant navigation, one boot for them all): every widget goes live
     with no error and Plotly draws every chart; gamma is named "Speculation length"; each chart Plotly drew matches
-    its static sketch; axe finds nothing serious in light or dark and the charts follow the palette; every slider
+    its static sketch; the charts' numbers open as tables; axe finds nothing serious in light or dark (tables open)
+    and the charts follow the palette; every slider
     is reachable by Tab and acts on its arrow keys; the charts fit their boxes after a resize."""
     visit(page, path)
     expect_ready(page)
@@ -973,6 +997,8 @@ def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any,
     if has_charts:
         expect_sketch_draws_what_plotly_draws(page, server)
         expect_no_button_sends_a_chart_away(page)
+    if has_charts:
+        expect_charts_readable_as_tables(page)
     expect_accessible_and_charts_follow_the_scheme(page, has_charts)
     expect_sliders_reachable_by_tab_and_moved_by_arrows(page)
     if has_charts:

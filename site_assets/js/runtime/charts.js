@@ -4,7 +4,8 @@
 //     once Plotly draws every chart it can (a 3D one without WebGL stays a sketch: drawable). startPlotly():
 //     Python is ready or has failed, so load the bundles the sketches need (Plotly parsed during Pyodide's boot
 //     slows the boot: sketch.js has the measurement). retryPlotly(),
-//     purge(target), preload(root) (prefetch what root's build-time figures need), chartCount() (leak test).
+//     purge(target), preload(root) (prefetch what root's build-time figures need), chartCount() (leak test),
+//     figureOf(target).
 // plotly.js 4.1.1 ships a "cartesian" bundle (1.5 MB: bar, scatter, heatmap) and a "gl3d" one (1.75 MB), loaded
 // only where a 3D trace is. Each sets window.Plotly as it runs; it is taken at once and the global restored, so
 // both live in one page and no chart depends on a global.
@@ -241,6 +242,8 @@ export function purge(target) {
 }
 
 export const chartCount = () => charts.size;
+// The figure a target shows, or is about to (null before its first render and after purge).
+export const figureOf = (target) => target._sdFigure ?? null;
 
 // The palette toggle: every chart on the page is drawn again in the new colours.
 new MutationObserver(() => {

@@ -2,7 +2,8 @@
 // data-sd-settings>: handler, args) and the build-time result (<template data-sd-initial>); js/widgets/NAME.js calls
 // define(import.meta.url, definition or settings => definition) with: handler (default settings.handler); controls
 // (ui/controls.js; param(key, value) of ui/url.js for a shared parameter); metrics [{name, label, format(value, all)}];
-// chart (an aria label: a chart of result.figure) or charts {key: label} (result.figures[key]); args(values, settings,
+// chart (an aria label: a chart of result.figure) or charts {key: label} (result.figures[key]); tables: false (the
+// widget shows its charts' numbers itself; else ui/numbers.js adds them, as tables); args(values, settings,
 // extra) (null: nothing to ask); live: false (no call until the view asks); view(ctx) -> {paint, adopt, args, cleanup},
 // or the standard view (controls, charts, tiles, note()). The binding does the rest:
 // - first paint: the build-time result only if the controls (after the URL) ask for its arguments, else
@@ -16,9 +17,10 @@
 // - unmount: listeners (ctx.on, ctx.signal) go, charts are purged, the placeholder is restored.
 // action: {extra, handler, args(values), paint(result, args), adopt(result, args)}, each optional.
 
-import { render, purge } from "../runtime/charts.js";
+import { figureOf, render, purge } from "../runtime/charts.js";
 import { SDError, onStatus, python } from "../runtime/python.js";
 import { announce, button, clearMetric, control, el as element, formatNumber, setMetric, tiles } from "./controls.js";
+import { chartNumbers } from "./numbers.js";
 import { banner, showError } from "./status.js";
 import { PARAMS, readQuery, writeQuery } from "./url.js";
 
@@ -97,6 +99,7 @@ function bind(el, definition, entry) {
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
   const values = () => Object.fromEntries(specs.map((s) => [s.key, controls[s.key].value]));
   let view = null;
+  let numbers = null; // the charts as tables (ui/numbers.js), once the view has made its charts
   const argsOf = (v, extra) =>
     (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
@@ -233,7 +236,11 @@ function bind(el, definition, entry) {
       entry.charts.add(div);
       return div;
     },
-    render: (target, figure) => render(target, figure).catch((err) => report(el, err)),
+    render(target, figure) {
+      const drawn = render(target, figure).catch((err) => report(el, err));
+      numbers?.changed();
+      return drawn;
+    },
     // Tiles for def.metrics, for some of them (by name), or for the items given.
     tiles: (items = def.metrics) =>
       tiles(items.map((i) => (typeof i === "string" ? def.metrics.find((m) => m.name === i) : i))),
@@ -296,6 +303,11 @@ function bind(el, definition, entry) {
   ctx.charts = Object.fromEntries(Object.entries(declared).map(([key, label]) => [key, ctx.chart(label)]));
   ctx.chartRow = (className = "sd-charts") => element("div", className, ...Object.values(ctx.charts));
   view = def.view ? def.view(ctx) : standardView(ctx, def);
+  if (entry.charts.size && def.tables !== false) {
+    const labelled = () => [...entry.charts].map((c) => [c, c.getAttribute("aria-label"), figureOf(c)]);
+    numbers = chartNumbers(labelled, signal);
+    el.append(numbers.root);
+  }
   const own = view.paint;
   view.paint = (result, args) => {
     for (const [key, chart] of Object.entries(ctx.charts)) ctx.render(chart, result.figures?.[key] ?? result[key]);

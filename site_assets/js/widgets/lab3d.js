@@ -88,6 +88,7 @@ function fit(figure, width) {
 }
 
 export default define(import.meta.url, (settings) => ({
+  tables: false, // its own table lists the rounds the chart shows
   controls: [
     param("gamma", settings.args.gamma),
     param("alpha", settings.args.alpha),
