@@ -50,9 +50,15 @@ function panelTitle(layout, xid, yid) {
   return note ? plain(note.text) : "";
 }
 
-// An axis's tick labels in place of its values, where it names them (tickvals and ticktext).
+// An axis's values as its reader sees them: where the axis names its ticks (tickvals and ticktext), a tick's name;
+// where those names are the powers of ten of the values (a log scale drawn on a linear axis, as Cost's roofline
+// is), 10 to the value.
 function ticks(axis) {
-  const names = new Map((axis?.tickvals || []).map((v, i) => [v, axis.ticktext?.[i]]));
+  const [vals, text] = [axis?.tickvals || [], axis?.ticktext || []];
+  const powers =
+    vals.length > 1 && vals.every((v, i) => Math.abs(Number(String(text[i]).replace(/,/g, "")) / 10 ** v - 1) < 1e-9);
+  if (powers) return (v) => (typeof v === "number" ? 10 ** v : v);
+  const names = new Map(vals.map((v, i) => [v, text[i]]));
   return (v) => names.get(v) ?? v;
 }
 
@@ -86,7 +92,9 @@ function tablesOf(figure) {
     const name = plain(t.name) || "value";
     // Horizontal bars, or markers at words on y: the categories are on y.
     const across = t.orientation === "h" || (words(t.y) && !words(t.x));
-    const values = (across ? t.x : t.y) || [];
+    const values = ((across ? t.x : t.y) || []).map(
+      ticks(layout[across ? axisKey(t.xaxis, "x") : axisKey(t.yaxis, "y")]),
+    );
     const cats = ((across ? t.y : t.x) || values.map((_, i) => i)).map(
       ticks(layout[across ? axisKey(t.yaxis, "y") : axisKey(t.xaxis, "x")]),
     );
