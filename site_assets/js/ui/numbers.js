@@ -5,9 +5,12 @@
 // - series with one point each (a bar per series): a category and its value per row;
 // - else a category per row and a series per column (the categories of all the panel's series, in order);
 // - a series with a category more than once (a scatter of points), a heatmap (y by x) or a 3D series: its own
-//   table of its points (x, y, and z or its text labels).
-// Series that only label (text, or hoverinfo "skip") are left out; a table holds at most MAX_ROWS rows and says
-// how many it left out.
+//   table of its points (x, y, and z or its text labels);
+// - a panel whose value axis is hidden (a drawing, such as the Trees page's tree): its points by category, with
+//   their labels and series.
+// Values are read as the axes show them (tick names; a log scale drawn on a linear axis as 10 to the value). Series
+// that only label (text, or hoverinfo "skip") are left out; a table holds at most MAX_ROWS rows and says how many
+// it left out.
 
 import { el, grouped, scroller } from "./controls.js";
 
