@@ -1,10 +1,11 @@
-"""Every page on a phone (390 x 844): nothing scrolls sideways, every control of every widget is on screen.
+"""Every page on a phone (390 x 844, then 360 x 780): nothing scrolls sideways, every control of every widget is on
+screen.
 
 The pages come from the built site's sitemap.xml, so a page added to the nav is checked without editing this file.
 The checks need the layout only, not Python: the build-time first paint mounts every widget with its controls and
 numbers, so each test waits for the widgets to be mounted and painted (data-sd-mounted, data-sd-paints), never for
 Pyodide. The phone tests share one page that goes from page to page by instant navigation (conftest, ``visit``), so
-Python boots once for them all. Display math starts inside the text column and fits a 390 px screen; on a 320 px
+Python boots once for them all. Display math starts inside the text column and fits a 360 px screen; on a 320 px
 one, an equation wider than the screen scrolls in its own box, which takes keyboard focus. Also here: the chart
 toolbar (Plotly's mode bar) never covers a legend, and headings read as text in the table of contents and the
 search index (no raw LaTeX such as "\\(\\gamma\\)").
@@ -25,6 +26,7 @@ from playwright.sync_api import expect
 pytestmark = [pytest.mark.browser, shared_page]
 
 PHONE = {"width": 390, "height": 844}
+ANDROID = {"width": 360, "height": 780}
 SMALL_PHONE = {"width": 320, "height": 640}
 on_a_phone = pytest.mark.browser_context_args(viewport=PHONE, service_workers="block")
 
@@ -95,26 +97,34 @@ EQUATIONS = """() => {
 @on_a_phone
 @pytest.mark.parametrize("path", PAGES, ids=[p.strip("/") or "home" for p in PAGES])
 def test_page_fits_a_phone_screen(page: Any, path: str) -> None:
+    """At 390 px, then on the same page at 360 px (a common Android width)."""
     visit(page, path)
     page.wait_for_function(WIDGETS_PAINTED)
-    widths = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
-    assert widths[0] <= widths[1], f"/{path} is {widths[0]} px wide on a {widths[1]} px screen"
-    assert page.evaluate(OFF_SCREEN) == []
     # The table of contents lists the headings as text: math in a heading must not leave its TeX source there.
     toc = page.locator(".md-nav--secondary .md-nav__link").all_text_contents()
     assert not [t for t in toc if "\\(" in t or "\\[" in t], toc
     page.wait_for_function(MATH_TYPESET)
-    # math.js sets the focus once it has seen the box's width (a ResizeObserver): wait for that, then say what is wrong.
-    with contextlib.suppress(PlaywrightTimeoutError):
-        page.wait_for_function(f"() => ({EQUATIONS})()[0].length === 0", timeout=5_000)
-    problems, scrolling = page.evaluate(EQUATIONS)
-    assert problems == []
-    assert scrolling == 0, f"{scrolling} display equation(s) on /{path} are wider than a {PHONE['width']} px phone"
+    for viewport in (PHONE, ANDROID):
+        page.set_viewport_size(viewport)
+        screen = f"a {viewport['width']} px screen"
+        # Plotly's charts follow a resize in the next frames: wait for the page to fit, then say what is wrong.
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.wait_for_function("document.documentElement.scrollWidth <= innerWidth", timeout=5_000)
+        widths = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+        assert widths[1] == viewport["width"], widths
+        assert widths[0] <= widths[1], f"/{path} is {widths[0]} px wide on {screen}"
+        assert page.evaluate(OFF_SCREEN) == [], screen
+        # math.js sets the focus once it has seen the box's width (a ResizeObserver): wait for that too.
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.wait_for_function(f"() => ({EQUATIONS})()[0].length === 0", timeout=5_000)
+        problems, scrolling = page.evaluate(EQUATIONS)
+        assert problems == [], screen
+        assert scrolling == 0, f"{scrolling} display equation(s) on /{path} are wider than {screen}"
 
 
 def test_equation_wider_than_a_small_phone_scrolls_in_its_own_box(page: Any) -> None:
-    """At 390 px every equation fits (above); on a 320 px screen Cost's t_spec equation does not. It scrolls in its
-    own box, which takes keyboard focus and shows its end when scrolled, while the page itself does not scroll."""
+    """At 390 and 360 px every equation fits (above); on a 320 px screen Cost's t_pass equation does not. It scrolls
+    in its own box, which takes keyboard focus and shows its end when scrolled, while the page itself does not."""
     page.set_viewport_size(SMALL_PHONE)
     visit(page, "cost/")
     page.wait_for_function(MATH_TYPESET)
