@@ -146,7 +146,8 @@ def expect_charts_readable_as_tables(page: Any) -> None:
     """Every widget with charts (but the 3D lab, which lists its rounds itself) offers their numbers as tables, for
     a reader who cannot hover a chart: opened, the disclosure holds tables (a chart with no points yet, such as the
     Playground's before a round, has none), none empty and no header cell blank (a token such as "<end>" read as
-    markup would be). Left open, so that axe then checks the tables too."""
+    markup would be), and the summary says whether there is one table or several. Left open, so that axe then
+    checks the tables too."""
     widgets = page.locator(".md-content .sd-widget[data-widget]:has(.sd-chart):not([data-widget=lab3d])")
     for i in range(widgets.count()):
         details = widgets.nth(i).locator(":scope > details.sd-data")
@@ -156,6 +157,11 @@ def expect_charts_readable_as_tables(page: Any) -> None:
         widget, tables = details.evaluate(CHART_TABLES)
         assert tables, f"{widget}: no table"
         assert all(rows > 0 and blank == 0 for rows, blank in tables), f"{widget}: {tables}"
+        # A lone chart's summary counts its tables (Draft's chart has a panel, so a table, per step).
+        summary = details.locator("summary").inner_text()
+        charts = widgets.nth(i).locator(".sd-chart").count()
+        expected = "The chart's numbers, as " + ("a table" if len(tables) == 1 else "tables")
+        assert summary == (expected if charts == 1 else "The charts' numbers, as tables"), f"{widget}: {summary}"
 
 
 def chart_renders(widget: Any) -> int:
