@@ -11,7 +11,16 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, renders, shared_page, switch_scheme, visit, wait_for_renders
+from conftest import (
+    axe_violations,
+    expect_plotly,
+    js_number,
+    renders,
+    shared_page,
+    switch_scheme,
+    visit,
+    wait_for_renders,
+)
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -111,6 +120,29 @@ def test_url_state_is_clamped_said_and_round_trips(page: Any) -> None:
     assert widget.get_by_label(K_LABEL, exact=True).input_value() == "4"
     assert widget.get_by_label("Seed", exact=True).input_value() == "7"
     expect(widget.locator(".sd-notice")).to_have_count(0)
+
+
+def cell(value: float) -> str:
+    """A number as ui/numbers.js writes it in a table: an integer grouped, else 4 significant digits."""
+    return f"{int(value):,}" if float(value).is_integer() else js_number(float(f"{value:.4g}"))
+
+
+def test_budget_numbers_list_series_at_different_x_point_by_point(page: Any) -> None:
+    """The chain and the trees are scored at different node counts: a table with a column per series would be
+    mostly blank (17 rows, one value in each), so ui/numbers.js lists a row per point, series by series. The rows
+    are the native handler's figure, the one painted at build time."""
+    visit(page, "trees/")
+    details = page.locator(f"{BUDGET} > details.sd-data")
+    details.locator("summary").click()
+    args = {"alpha": 0.7, "k": 2, "depth": 3, "replacement": True, "seed": 0, "rounds": 150}
+    figure = json.loads(web.call("trees.budget", json.dumps(args)))["figures"]["budget"]
+    head = [figure["layout"]["xaxis"]["title"]["text"], "series", figure["layout"]["yaxis"]["title"]["text"]]
+    rows = [[cell(x), t["name"], cell(y)] for t in figure["data"] for x, y in zip(t["x"], t["y"], strict=True)]
+    table = details.locator("table").filter(has=page.locator("caption", has_text="against nodes scored per pass"))
+    expect(table).to_have_count(1)
+    cells = table.evaluate("(t) => [...t.rows].map((r) => [...r.cells].map((c) => c.textContent))")
+    assert cells == [head, *rows]
+    assert len(rows) == 17
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

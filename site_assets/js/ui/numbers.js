@@ -3,7 +3,9 @@
 // are built from the figures on screen when it opens, and again after each new figure while it is open. Per chart
 // and per pair of axes (a panel), one table:
 // - series with one point each (a bar per series): a category and its value per row;
-// - else a category per row and a series per column (the categories of all the panel's series, in order);
+// - else a category per row and a series per column (the categories of all the panel's series, in order); where
+//   that would leave most cells blank (series at different x), a row per point (category, series, value),
+//   series by series;
 // - a series with a category more than once (a scatter of points), a heatmap (y by x) or a 3D series: its own
 //   table of its points (x, y, and z or its text labels);
 // - a panel whose value axis is hidden (a drawing, such as the Trees page's tree): its points by category, with
@@ -125,10 +127,16 @@ function tablesOf(figure) {
     } else {
       let order = [...new Set(cats)];
       if (order.every((c) => typeof c === "number")) order = order.sort((a, b) => a - b);
-      const at = series.map((s) => new Map(s.cats.map((c, i) => [c, s.values[i]])));
-      const rows = order.map((c) => [c, ...at.map((m) => m.get(c))]);
-      const head = [catTitle, ...series.map((s) => s.name)];
-      out.push({ name: title || series.map((s) => s.name).join(", "), head, rows });
+      const name = title || series.map((s) => s.name).join(", ");
+      if (order.length * series.length > 2 * cats.length) {
+        // Series at different x (the Trees page's chain against its trees): a row per point, series by series.
+        const rows = series.flatMap((s) => s.cats.map((c, i) => [c, s.name, s.values[i]]));
+        out.push({ name, head: [catTitle, "series", valueTitle || "value"], rows });
+      } else {
+        const at = series.map((s) => new Map(s.cats.map((c, i) => [c, s.values[i]])));
+        const rows = order.map((c) => [c, ...at.map((m) => m.get(c))]);
+        out.push({ name, head: [catTitle, ...series.map((s) => s.name)], rows });
+      }
     }
   }
   return out.filter((t) => t.rows.length); // a series with no points yet (no rounds played) has no table
