@@ -7,10 +7,11 @@ in Pyodide and in CPython alike. Waits are on visible state (data attributes), n
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, shared_page, switch_scheme, visit
+from conftest import axe_violations, expect_plotly, js_number, shared_page, switch_scheme, visit
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -132,6 +133,29 @@ def test_the_race_runs_both_lanes_to_the_end_and_reset_clears_it(page: Any) -> N
 
 
 @pytest.mark.browser_context_args(viewport={"width": 390, "height": 844})
+def test_roofline_numbers_list_the_marked_passes_in_one_table(page: Any) -> None:
+    """The roofline's series lie at different intensities, so ui/numbers.js gives the roof and the ridge a table
+    each, and the three passes marked by a single point one table, a pass per row. Intensities and TFLOP/s read as
+    the log axes show them (10 to the plotted value), from the native figure painted at build time."""
+    visit(page, "cost/")
+    details = page.locator(f"{ROOT} > details.sd-data")
+    details.locator("summary").click()
+    figure = native("cost.model")["figures"]["roofline"]
+    marked = [t for t in figure["data"] if len(t["x"]) == 1]
+    assert len(marked) == 3
+
+    def cell(value: float) -> str:
+        return js_number(float(f"{10**value:.4g}"))
+
+    axes = [figure["layout"][a]["title"]["text"] for a in ("xaxis", "yaxis")]
+    tables = details.locator("table").filter(has=page.locator("caption", has_text="Roofline"))
+    expect(tables).to_have_count(3)
+    last = tables.nth(2)
+    expect(last.locator("caption")).to_have_text(re.compile(re.escape(", ".join(t["name"] for t in marked)) + r"\)$"))
+    cells = last.evaluate("(t) => [...t.rows].map((r) => [...r.cells].map((c) => c.textContent))")
+    assert cells == [["series", *axes], *([t["name"], cell(t["x"][0]), cell(t["y"][0])] for t in marked)]
+
+
 def test_fits_390px_and_axe_finds_nothing_in_light_or_dark(page: Any) -> None:
     open_live(page)
     root = page.locator(ROOT)

@@ -127,22 +127,25 @@ def cell(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else js_number(float(f"{value:.4g}"))
 
 
-def test_budget_numbers_list_series_at_different_x_point_by_point(page: Any) -> None:
+def test_budget_numbers_give_series_at_different_x_a_table_each(page: Any) -> None:
     """The chain and the trees are scored at different node counts: a table with a column per series would be
-    mostly blank (17 rows, one value in each), so ui/numbers.js lists a row per point, series by series. The rows
-    are the native handler's figure, the one painted at build time."""
+    mostly blank (17 rows, one value in each), so ui/numbers.js gives each series a table of its own, named in its
+    caption. The tables hold the native handler's figure, the one painted at build time."""
     visit(page, "trees/")
     details = page.locator(f"{BUDGET} > details.sd-data")
     details.locator("summary").click()
     args = {"alpha": 0.7, "k": 2, "depth": 3, "replacement": True, "seed": 0, "rounds": 150}
     figure = json.loads(web.call("trees.budget", json.dumps(args)))["figures"]["budget"]
-    head = [figure["layout"]["xaxis"]["title"]["text"], "series", figure["layout"]["yaxis"]["title"]["text"]]
-    rows = [[cell(x), t["name"], cell(y)] for t in figure["data"] for x, y in zip(t["x"], t["y"], strict=True)]
-    table = details.locator("table").filter(has=page.locator("caption", has_text="against nodes scored per pass"))
-    expect(table).to_have_count(1)
-    cells = table.evaluate("(t) => [...t.rows].map((r) => [...r.cells].map((c) => c.textContent))")
-    assert cells == [head, *rows]
-    assert len(rows) == 17
+    head = [figure["layout"]["xaxis"]["title"]["text"], figure["layout"]["yaxis"]["title"]["text"]]
+    tables = details.locator("table").filter(has=page.locator("caption", has_text="against nodes scored per pass"))
+    expect(tables).to_have_count(len(figure["data"]))
+    for n, trace in enumerate(figure["data"]):
+        caption = tables.nth(n).locator("caption")
+        expect(caption).to_have_text(re.compile(rf"\({n + 1} of {len(figure['data'])}: {re.escape(trace['name'])}\)$"))
+        rows = [[cell(x), cell(y)] for x, y in zip(trace["x"], trace["y"], strict=True)]
+        cells = tables.nth(n).evaluate("(t) => [...t.rows].map((r) => [...r.cells].map((c) => c.textContent))")
+        assert cells == [head, *rows], trace["name"]
+    assert sum(len(t["x"]) for t in figure["data"]) == 17
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -4,8 +4,8 @@
 // and per pair of axes (a panel), one table:
 // - series with one point each (a bar per series): a category and its value per row;
 // - else a category per row and a series per column (the categories of all the panel's series, in order); where
-//   that would leave most cells blank (series at different x), a row per point (category, series, value),
-//   series by series;
+//   that would leave most cells blank (series at different x), a table per series, the series of one point
+//   together in one;
 // - a series with a category more than once (a scatter of points), a heatmap (y by x) or a 3D series: its own
 //   table of its points (x, y, and z or its text labels);
 // - a panel whose value axis is hidden (a drawing, such as the Trees page's tree): its points by category, with
@@ -127,14 +127,24 @@ function tablesOf(figure) {
     } else {
       let order = [...new Set(cats)];
       if (order.every((c) => typeof c === "number")) order = order.sort((a, b) => a - b);
-      const name = title || series.map((s) => s.name).join(", ");
       if (order.length * series.length > 2 * cats.length) {
-        // Series at different x (the Trees page's chain against its trees): a row per point, series by series.
-        const rows = series.flatMap((s) => s.cats.map((c, i) => [c, s.name, s.values[i]]));
-        out.push({ name, head: [catTitle, "series", valueTitle || "value"], rows });
+        // Series at different x (the Trees page's chain against its trees): a table per series, and one for the
+        // series of a single point (Cost's marked passes), a series per row.
+        const named = (name) => (title ? `${title}: ${name}` : name);
+        const single = series.filter((s) => s.cats.length === 1);
+        for (const s of series.filter((s) => s.cats.length > 1)) {
+          const rows = s.cats.map((c, i) => [c, s.values[i]]);
+          out.push({ name: named(s.name), head: [catTitle, valueTitle || s.name], rows });
+        }
+        if (single.length) {
+          const rows = single.map((s) => [s.name, s.cats[0], s.values[0]]);
+          const name = named(single.map((s) => s.name).join(", "));
+          out.push({ name, head: ["series", catTitle, valueTitle || "value"], rows });
+        }
       } else {
         const at = series.map((s) => new Map(s.cats.map((c, i) => [c, s.values[i]])));
         const rows = order.map((c) => [c, ...at.map((m) => m.get(c))]);
+        const name = title || series.map((s) => s.name).join(", ");
         out.push({ name, head: [catTitle, ...series.map((s) => s.name)], rows });
       }
     }
