@@ -132,7 +132,6 @@ def test_the_race_runs_both_lanes_to_the_end_and_reset_clears_it(page: Any) -> N
     expect_metric(page, "race-speculative-ms", native("cost.race", tokens=24, seed=1)["speculative"]["total"], 1e-6)
 
 
-@pytest.mark.browser_context_args(viewport={"width": 390, "height": 844})
 def test_roofline_numbers_list_the_marked_passes_in_one_table(page: Any) -> None:
     """The roofline's series lie at different intensities, so ui/numbers.js gives the roof and the ridge a table
     each, and the three passes marked by a single point one table, a pass per row. Intensities and TFLOP/s read as
@@ -156,6 +155,7 @@ def test_roofline_numbers_list_the_marked_passes_in_one_table(page: Any) -> None
     assert cells == [["series", *axes], *([t["name"], cell(t["x"][0]), cell(t["y"][0])] for t in marked)]
 
 
+@pytest.mark.browser_context_args(viewport={"width": 390, "height": 844})
 def test_fits_390px_and_axe_finds_nothing_in_light_or_dark(page: Any) -> None:
     open_live(page)
     root = page.locator(ROOT)
