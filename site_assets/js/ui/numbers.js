@@ -175,7 +175,13 @@ function tableElement({ caption, head, rows }) {
       ...row.slice(1).map((v) => el("td", "", cell(v))),
     ),
   );
-  const table = el("table", "sd-table", el("caption", "", text), el("thead", "", headRow), el("tbody", "", ...body));
+  const table = el(
+    "table",
+    "sd-table sd-table--titled",
+    el("caption", "", text),
+    el("thead", "", headRow),
+    el("tbody", "", ...body),
+  );
   return scroller(caption, table);
 }
 
