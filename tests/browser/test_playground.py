@@ -127,6 +127,69 @@ def test_charts_numbers_are_tables_that_follow_the_sliders(page: Any) -> None:
         assert details.evaluate(TABLE_CELLS) == expected
 
 
+# Counts the distributions chart's draws by Plotly.animate (js/runtime/charts.js: only the bars moved) and by
+# Plotly.react (a full redraw), on the Plotly the chart was drawn with.
+SPY_DRAWS = """(el) => {
+  const plotly = el._sdPlotly;
+  const counts = (el._sdSpy = { animate: 0, react: 0 });
+  for (const name of ["animate", "react"]) {
+    const original = plotly[name];
+    plotly[name] = function (gd, ...rest) {
+      if (gd === el) counts[name] += 1;
+      return original.call(this, gd, ...rest);
+    };
+  }
+}"""
+
+# Draws the native figure's traces with the chart's own layout in a scratch chart of the same size, and returns what
+# both show: [chart, scratch], each {bars: the bars' SVG paths, ticks: the y axis's labels, range: its range}.
+DRAW_ALIKE = """async (el, data) => {
+  const scratch = document.createElement("div");
+  scratch.style.cssText = `width: ${el.clientWidth}px; position: absolute; left: -9999px`;
+  document.body.append(scratch);
+  await el._sdPlotly.react(scratch, data, structuredClone(el.layout), { displayModeBar: false });
+  const seen = (gd) => ({
+    bars: [...gd.querySelectorAll(".bars path")].map((p) => p.getAttribute("d")),
+    ticks: [...gd.querySelectorAll(".ytick text")].map((t) => t.textContent),
+    range: gd._fullLayout.yaxis.range,
+  });
+  const both = [seen(el), seen(scratch)];
+  el._sdPlotly.purge(scratch);
+  scratch.remove();
+  return both;
+}"""
+
+
+def test_a_slider_moves_the_distribution_bars_as_a_full_redraw_would(page: Any) -> None:
+    """A slider that changes only the draft's bars, not the axis's extremes, moves the bars without a redraw
+    (js/runtime/charts.js); the chart then shows exactly what Plotly.react draws from the native figure. A Step,
+    which adds the output's bars, redraws in full."""
+    widget = open_live(page)
+    chart = widget.locator(".sd-chart").nth(2)  # target / output / draft distributions
+    chart.evaluate(SPY_DRAWS)
+    slider = widget.get_by_label("Draft quality")
+    for quality, press in ((0.8, "ArrowLeft"), (0.75, "ArrowLeft"), (0.75, None)):
+        before = renders(chart)
+        if press:
+            slider.focus()
+            slider.press(press)
+            figure = native(quality=quality)["figures"]["distributions"]
+        else:
+            widget.get_by_role("button", name="Step", exact=True).click()
+            figure = native(quality=quality, rounds=1)["figures"]["distributions"]
+        wait_for_renders(chart, before)
+        page.wait_for_function(
+            "([el, ys]) => JSON.stringify(el.data.map((t) => t.y)) === JSON.stringify(ys)",
+            arg=[chart.element_handle(), [trace["y"] for trace in figure["data"]]],
+            timeout=15_000,
+        )
+        shown, drawn = chart.evaluate(DRAW_ALIKE, figure["data"])
+        assert shown == drawn, f"at quality {quality} ({'slider' if press else 'Step'})"
+        assert len(shown["bars"]) == sum(len(trace["y"]) for trace in figure["data"])
+    # The premise: both ways were taken (the slider's two moves kept the target's bars, the extremes).
+    assert chart.evaluate("(el) => el._sdSpy") == {"animate": 2, "react": 1}
+
+
 def test_run_matches_theory_and_the_output_check_passes(page: Any) -> None:
     """Run plays 2,000 rounds in chunks; the page must show exactly the native one-call run of the same seed.
 
