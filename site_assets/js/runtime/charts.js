@@ -1,7 +1,8 @@
 // Charts: a static sketch (sketch.js) until Plotly may load, then Plotly's partial bundles, in the page's theme.
-//   render(target, figure): the newest figure for a target wins; redrawn when the palette changes; the target
-//     reads data-sd-engine="sketch" | "plotly" and counts data-sd-renders; <html data-sd-charts> says "plotly"
-//     once Plotly draws every chart it can (a 3D one without WebGL stays a sketch: drawable). startPlotly():
+//   render(target, figure): the newest figure for a target wins (one that moves only y values, the axes kept, is
+//     animated rather than redrawn: onlyYMoved); redrawn when the palette changes; the target reads
+//     data-sd-engine="sketch" | "plotly" and counts data-sd-renders; <html data-sd-charts> says "plotly" once
+//     Plotly draws every chart it can (a 3D one without WebGL stays a sketch: drawable). startPlotly():
 //     Python is ready or has failed, so load the bundles the sketches need (Plotly parsed during Pyodide's boot
 //     slows the boot: sketch.js has the measurement). retryPlotly(),
 //     purge(target), preload(root) (prefetch what root's build-time figures need), chartCount() (leak test),
