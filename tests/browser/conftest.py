@@ -475,10 +475,15 @@ def js_number(value: float) -> str:
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 # Serious and critical findings of axe-core in ``within`` (a CSS selector; the whole document when None).
-AXE_RUN = """async (within) => (await axe.run(within ? document.querySelector(within) : document,
-        {resultTypes: ['violations']})).violations
+# axe-core reads colours as they are at that moment: a CSS transition under way (the theme's header tabs fade in over
+# 250 ms when a scroll back to the top shows them) would be read half-transparent. It waits for the finite ones.
+AXE_RUN = """async (within) => {
+  const finite = document.getAnimations().filter((a) => a.effect?.getComputedTiming().endTime !== Infinity);
+  await Promise.all(finite.map((a) => a.finished.catch(() => null)));
+  return (await axe.run(within ? document.querySelector(within) : document, {resultTypes: ['violations']})).violations
     .filter(v => v.impact === 'serious' || v.impact === 'critical')
-    .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}))"""
+    .map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}));
+}"""
 
 
 # A call that keeps the page's Python worker busy far longer than ui/widget.js's BUSY_MS (400 ms) on any machine:
