@@ -118,9 +118,11 @@ def test_charts_numbers_are_tables_that_follow_the_sliders(page: Any) -> None:
             slider.press("ArrowLeft")
             slider.press("ArrowLeft")  # 0.85 -> 0.75
         expected = distributions_table(native(quality=quality)["figures"]["distributions"])
+        # Compact separators, as JSON.stringify writes: with Python's default ", " the wait could never succeed.
+        written = json.dumps(expected, separators=(",", ":"))
         with contextlib.suppress(PlaywrightTimeoutError):
             page.wait_for_function(
-                f"(d) => JSON.stringify(({TABLE_CELLS})(d)) === {json.dumps(json.dumps(expected))}",
+                f"(d) => JSON.stringify(({TABLE_CELLS})(d)) === {json.dumps(written)}",
                 arg=details.element_handle(),
                 timeout=15_000,
             )
