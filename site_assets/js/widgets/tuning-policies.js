@@ -26,7 +26,7 @@ export default define(import.meta.url, (settings) => {
     live: false, // nothing to compute until Run: the build-time run is on screen
     controls: [
       { key: "temperature", label: "Temperature", min: 0.1, max: 2, step: 0.1, value: 1, format: fixed(1) },
-      { key: "top_k", label: "Top-k (0 = off)", kind: "number", min: 0, max: 1000, step: 1, value: 0 },
+      { key: "top_k", label: "Top-k (0 = all tokens)", kind: "number", min: 0, max: 1000, step: 1, value: 0 },
       { key: "top_p", label: "Top-p", min: 0.05, max: 1, step: 0.05, value: 1, format: fixed(2) },
       {
         key: "gamma",
