@@ -100,6 +100,15 @@ async function main() {
   for (const wheel of wheels) install(pyodide, wheel, sitePackages);
   install(pyodide, core, sitePackages);
   copyTree(pyodide, path.join(ROOT, "tests"), `${PROJECT}/tests`);
+  // The pages' text, for tests/test_prose_numbers.py: the Markdown and the widgets' sources, not the built site.
+  for (const [dir, ending] of [
+    ["docs", ".md"],
+    ["site_assets/js/widgets", ".js"],
+  ]) {
+    pyodide.FS.mkdirTree(`${PROJECT}/${dir}`);
+    for (const name of fs.readdirSync(path.join(ROOT, dir)).filter((n) => n.endsWith(ending)))
+      pyodide.FS.writeFile(`${PROJECT}/${dir}/${name}`, new Uint8Array(fs.readFileSync(path.join(ROOT, dir, name))));
+  }
   pyodide.FS.writeFile(`${PROJECT}/pyproject.toml`, fs.readFileSync(path.join(ROOT, "pyproject.toml")));
   pyodide.FS.mkdirTree(PLUGINS);
   pyodide.FS.writeFile(`${PLUGINS}/numpy_marker.py`, fs.readFileSync(path.join(HERE, "numpy_marker.py")));
