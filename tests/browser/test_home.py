@@ -71,7 +71,7 @@ def test_home_is_ready_with_the_hero_and_a_live_3d_lab(page: Any) -> None:
     expect(page.locator("[data-sd-status]")).to_have_text(READY)
     expect(page.locator("[data-sd-status]")).to_have_count(1)
     expect(lab.locator(".sd-lab3d__caption")).to_contain_text(READY)
-    expect(lab.locator(".sd-lab3d__caption")).to_contain_text("Drag to orbit")
+    expect(lab.locator(".sd-lab3d__caption")).to_contain_text("Drag to orbit · wheel to zoom · hover a token")
 
     # A WebGL scene with every token kind in the legend, and metrics equal to the native run's.
     chart = lab.locator(".sd-chart")

@@ -202,3 +202,14 @@ def test_home_lab_labels_fewer_rounds_on_a_phone(page: Any) -> None:
     dtick, span = chart.evaluate("(c) => [c._fullLayout.scene.xaxis.dtick, c._fullLayout.scene.xaxis.range]")
     assert dtick >= 4, f"the round axis labels every {dtick} round(s) on a phone"
     assert span[1] - span[0] >= 16  # the whole run is still on the axis
+
+
+@pytest.mark.browser_context_args(viewport=PHONE, service_workers="block", has_touch=True)
+def test_home_lab_hint_on_a_touch_screen_names_no_wheel_or_hover(page: Any) -> None:
+    """On a touch screen (pointer: coarse) the 3D lab's hint names no mouse wheel and no hover, which a finger lacks:
+    plotly.js 4.1.1 orbits a 3D scene with one finger and has no pinch zoom there. The hint is in the build-time first
+    paint, so this needs no Python (last in the module: its page is closed, boot and all, right after)."""
+    visit(page, "")
+    caption = page.locator('.sd-widget[data-widget="lab3d"] .sd-lab3d__caption')
+    expect(caption).to_contain_text("Drag to orbit · the table under the lab lists each round's tokens")
+    assert "wheel" not in caption.inner_text() and "hover" not in caption.inner_text()

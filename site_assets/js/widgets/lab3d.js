@@ -104,7 +104,16 @@ export default define(import.meta.url, (settings) => ({
     // The header's status line mirrored beside the scene, hidden from screen readers: the header's already speaks.
     const status = el("span", "sd-state");
     status.setAttribute("aria-hidden", "true");
-    const hint = el("span", "", "Drag to orbit · wheel to zoom · hover a token for its test");
+    // A touch screen has no wheel and no hover, and plotly.js 4.1.1 offers no pinch zoom in a 3D scene: there a
+    // finger orbits, and the table under the lab gives each round's tokens.
+    const touch = matchMedia("(pointer: coarse)").matches;
+    const hint = el(
+      "span",
+      "",
+      touch
+        ? "Drag to orbit · the table under the lab lists each round's tokens"
+        : "Drag to orbit · wheel to zoom · hover a token for its test",
+    );
     const caption = el("p", "sd-note sd-lab3d__caption", status, hint);
     ctx.onStatus((python) => {
       status.textContent = python.text;
