@@ -152,7 +152,7 @@ BROKEN_VARIANTS: dict[str, str] = {
     "zero-draft": "An honest draft that gives 0 to a token the target wants (top-k cuts q's least likely token, "
     "drawn and declared alike). Still exact: that token comes only as a correction, from the residual.",
     "zero-naive": "The draft draws from all of q but declares q after that top-k: a naive verifier computes p/0 = "
-    "infinity and accepts. steps.verify rejects such a token outright, as vLLM's rejection sampler does.",
+    "infinity and accepts. steps.verify rejects such a token outright, as vLLM's rejection sampler does (0.11.0).",
 }
 _REAL = ("exact", "zero-draft")
 

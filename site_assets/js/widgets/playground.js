@@ -149,7 +149,7 @@ function view(ctx) {
   const rates = el(
     "p",
     "sd-note sd-pg-rates",
-    "The draft acceptance rate is accepted ÷ drafted, as vLLM reports it. α is accepted ÷ checked: drafts after " +
+    "The draft acceptance rate is accepted ÷ drafted, as vLLM (0.11.0) reports it. α is accepted ÷ checked: drafts after " +
       "a rejection are discarded without ever being checked, so they count against the draft acceptance rate " +
       "only, and it sits below α. At γ = 4, α = 0.90 gives a draft acceptance rate of 0.77. The ",
     converter,

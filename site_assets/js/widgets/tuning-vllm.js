@@ -82,7 +82,7 @@ function view(ctx) {
     "sd-buttons",
     fill,
     clear,
-    el("span", "sd-note", "The example is invented, in vLLM's format: two dumps of a two-engine server."),
+    el("span", "sd-note", "The example is invented, in the format of vLLM 0.11.0: two dumps of a two-engine server."),
   );
   const message = el("p", "sd-verdict sd-vllm-message");
   const results = el("div", "sd-vllm-results");
