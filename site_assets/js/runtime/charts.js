@@ -207,8 +207,18 @@ function outline({ data, layout }) {
   const extents = {};
   for (const axis of new Set(data.map((t) => t.yaxis || "y"))) {
     if (layout[`yaxis${axis.slice(1)}`]?.range) continue;
-    const numbers = data.filter((t) => (t.yaxis || "y") === axis).flatMap((t) => (t.y || []).filter((v) => v !== null));
-    extents[axis] = numbers.length ? [Math.min(...numbers), Math.max(...numbers)] : null;
+    // A loop, not Math.min(...values): spreading a long series as arguments overflows the stack.
+    let low = Infinity;
+    let high = -Infinity;
+    for (const t of data) {
+      if ((t.yaxis || "y") !== axis) continue;
+      for (const v of t.y || []) {
+        if (v === null) continue;
+        low = Math.min(low, v);
+        high = Math.max(high, v);
+      }
+    }
+    extents[axis] = low <= high ? [low, high] : null;
   }
   const traces = data.map((t) => (movable(t) ? json({ ...t, y: null }) : null));
   return { layout: json(layout), traces, extents: json(extents) };
