@@ -371,7 +371,7 @@ def _positions_figure(a: Analysis) -> Figure:
     return figure(
         data,
         layout(
-            x_title="draft position k (vLLM 0.11.0's position label + 1)",
+            x_title="draft position k (vLLM 0.11.0's label + 1)",
             y_title="acceptance",
             y_range=[0, 1.02],
             xaxis=axis,

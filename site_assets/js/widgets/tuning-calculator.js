@@ -8,7 +8,7 @@ import { param, PARAMS, writeQuery } from "../ui/url.js";
 
 const SOURCES = [
   ["alpha", "Agreement rate α (per token)"],
-  ["rate", "Draft acceptance rate (vLLM 0.11.0: accepted / drafted)"],
+  ["rate", "Draft acceptance rate (vLLM 0.11.0)"],
   ["length", "Mean acceptance length (tokens per target pass)"],
 ];
 
