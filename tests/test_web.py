@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import math
+import sys
+from collections import defaultdict
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import specdec_core
 from specdec_core import web
 
 P = [0.4, 0.35, 0.25]
@@ -32,6 +36,40 @@ def _walk_numbers(value: Any) -> list[float]:
 
 def test_every_handler_has_an_example() -> None:
     assert set(web.EXAMPLES) == set(web.HANDLERS)
+
+
+def test_pages_names_the_modules_that_register_each_prefix() -> None:
+    registered: dict[str, set[str]] = defaultdict(set)
+    for name, fn in web.HANDLERS.items():
+        registered[name.partition(".")[0]].add(fn.__module__.rpartition(".")[2])
+    assert {prefix: set(modules) for prefix, modules in web.PAGES.items()} == registered
+
+
+def test_a_call_imports_its_own_page_and_no_other() -> None:
+    """In a fresh copy of the package (its sys.modules entries set aside, then put back): importing it imports no
+    page, a page's first call imports that page alone, and reading HANDLERS imports every page."""
+    mine = lambda name: name == "specdec_core.web" or name.startswith("specdec_core.web.")  # noqa: E731
+    pages = {f"specdec_core.web.{module}" for modules in web.PAGES.values() for module in modules}
+    args = {name: json.dumps(web.EXAMPLES[name]) for name in ("playground.run", "home.run")}
+    names = set(web.HANDLERS)
+    saved = {name: module for name, module in sys.modules.items() if mine(name)}
+    for name in saved:
+        del sys.modules[name]
+    try:
+        fresh = importlib.import_module("specdec_core.web")
+        assert fresh is not web
+        assert pages & set(sys.modules) == set()
+        json.loads(fresh.call("playground.run", args["playground.run"]))
+        assert pages & set(sys.modules) == {"specdec_core.web.playground"}
+        json.loads(fresh.call("home.run", args["home.run"]))
+        assert pages & set(sys.modules) == {"specdec_core.web.playground", "specdec_core.web.home"}
+        assert set(fresh.HANDLERS) == names
+        assert pages <= set(sys.modules)
+    finally:
+        for name in [name for name in sys.modules if mine(name)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        specdec_core.web = web
 
 
 @pytest.mark.parametrize("name", sorted(web.HANDLERS))
