@@ -6,6 +6,7 @@ import importlib
 import inspect
 import json
 import math
+import pkgutil
 import sys
 from collections import defaultdict
 from typing import Any
@@ -39,6 +40,10 @@ def test_every_handler_has_an_example() -> None:
 
 
 def test_pages_names_the_modules_that_register_each_prefix() -> None:
+    # Every module of the package is imported first: one that registers handlers but is missing from PAGES would
+    # otherwise never be imported, and its handlers would be missing without a word.
+    for module in pkgutil.iter_modules(web.__path__):
+        importlib.import_module(f"{web.__name__}.{module.name}")
     registered: dict[str, set[str]] = defaultdict(set)
     for name, fn in web.HANDLERS.items():
         registered[name.partition(".")[0]].add(fn.__module__.rpartition(".")[2])
