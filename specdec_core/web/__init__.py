@@ -13,8 +13,9 @@ needs. NaN and infinities are refused (``call`` raises): ``JSON.parse`` cannot r
 between calls; a page that continues a run sends back the state the last answer returned.
 
 A page's module is imported on its first call (``PAGES``): a page's worker imports only the handlers that page
-calls, about half of the package (~50 ms less before a page's Python is ready). Reading ``HANDLERS`` or
-``EXAMPLES`` imports every page's module first, so both always hold every handler.
+calls, about half of the package. In a Chromium worker on a 2-core machine, importing this package took 89-116 ms
+with every page's module and takes 38-42 ms without. Reading ``HANDLERS`` or ``EXAMPLES`` imports every page's
+module first, so both always hold every handler.
 
 Nothing imports this module except the worker, the build step and the tests.
 """
