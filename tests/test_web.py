@@ -53,7 +53,10 @@ def test_pages_names_the_modules_that_register_each_prefix() -> None:
 def test_a_call_imports_its_own_page_and_no_other() -> None:
     """In a fresh copy of the package (its sys.modules entries set aside, then put back): importing it imports no
     page, a page's first call imports that page alone, and reading HANDLERS imports every page."""
-    mine = lambda name: name == "specdec_core.web" or name.startswith("specdec_core.web.")  # noqa: E731
+
+    def mine(name: str) -> bool:
+        return name == "specdec_core.web" or name.startswith("specdec_core.web.")
+
     pages = {f"specdec_core.web.{module}" for modules in web.PAGES.values() for module in modules}
     args = {name: json.dumps(web.EXAMPLES[name]) for name in ("playground.run", "home.run")}
     names = set(web.HANDLERS)
