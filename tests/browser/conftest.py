@@ -454,6 +454,13 @@ def expect_plotly(page: Any) -> None:
     expect(page.locator("html")).to_have_attribute("data-sd-charts", "plotly", timeout=CHARTS_MS)
 
 
+def expect_query(page: Any, **values: str) -> None:
+    """The address bar's query holds each ``key=value`` (in any order). A slider's burst of changes is written to the
+    link once the controls rest (js/ui/url.js), so this waits for it."""
+    for key, value in values.items():
+        expect(page).to_have_url(re.compile(rf"[?&]{re.escape(key)}={re.escape(value)}(&|#|$)"))
+
+
 def renders(chart: Any) -> int:
     """How many times Plotly has drawn ``chart`` (a locator of one .sd-chart)."""
     return int(chart.get_attribute("data-sd-renders") or 0)

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import axe_violations, expect_plotly, js_number, shared_page, switch_scheme, visit
+from conftest import axe_violations, expect_plotly, expect_query, js_number, shared_page, switch_scheme, visit
 from playwright.sync_api import expect
 
 from specdec_core import web
@@ -61,7 +61,7 @@ def test_batch_size_moves_the_speedup_across_break_even_and_the_url_round_trips(
     expect(verdict).to_have_attribute("data-pays", "false")
     expect(verdict).to_contain_text("compute-bound, and every draft token the target checks now costs arithmetic time")
     expect(root.locator('[data-metric="compute-bound"]')).to_have_text("compute-bound")
-    assert "batch=1024" in page.url and "context=128" in page.url
+    expect_query(page, batch="1024", context="128")
 
     # The same link in a fresh load paints the same state.
     page.goto(page.url)
@@ -86,7 +86,7 @@ def test_out_of_range_links_are_clamped_and_said_and_70b_does_not_fit(page: Any)
     expect(notices.filter(has_text="batch 100")).to_contain_text("128")
     expect(notices.filter(has_text="context 99999")).to_contain_text("32768")
     expect(notices.filter(has_text="hardware")).to_contain_text("h100")
-    assert "batch=128" in page.url and "context=32768" in page.url and "hardware=h100" in page.url
+    expect_query(page, batch="128", context="32768", hardware="h100")
     expect_metric(page, "speedup", native("cost.model", batch=128, context=32768)["metrics"]["speedup"])
 
     root.get_by_role("slider", name="Context length").focus()

@@ -109,6 +109,50 @@ def test_alpha_slider_changes_the_figure_and_the_metrics(page: Any) -> None:
     expect(page).to_have_url(re.compile(r"[?&]alpha=0\.5(&|$)"))
 
 
+# Records the alpha of each replaceState call that carries one (the theme also calls it, for its scroll offset), after
+# writing any link the page still holds back (a change event makes js/ui/url.js write at once).
+RECORD_WRITES = """() => {
+    dispatchEvent(new Event("change"));
+    window.__alphaWrites = [];
+    window.__ownReplaceState = history.replaceState;
+    history.replaceState = function (state, title, url) {
+        const alpha = url && new URL(url, location.href).searchParams.get("alpha");
+        if (alpha !== null && alpha !== undefined) window.__alphaWrites.push(alpha);
+        return window.__ownReplaceState.call(this, state, title, url);
+    };
+}"""
+# Sets the slider to each value in turn, as a drag does (input events only), or, with release, ends with the change
+# event a released slider fires; returns the address bar's alpha right after, in the same task.
+SLIDE = """(slider, [values, release]) => {
+    for (const value of values) {
+        slider.value = String(value);
+        slider.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+    if (release) slider.dispatchEvent(new Event("change", { bubbles: true }));
+    return new URLSearchParams(location.search).get("alpha");
+}"""
+
+
+def test_a_dragged_slider_writes_the_link_once_it_rests_and_a_released_one_at_once(page: Any) -> None:
+    """A drag's burst of input events writes the link once, with its last value, when the controls rest; a released
+    slider (its change event) writes it at once. Each write costs the browser process ~16 ms (js/ui/url.js)."""
+    lab = open_home(page)
+    slider = lab.get_by_label("Agreement rate \u03b1")
+    page.evaluate(RECORD_WRITES)
+    try:
+        drag = [0.61, 0.62, 0.63, 0.64, 0.65, 0.66, 0.67]
+        assert slider.evaluate(SLIDE, [drag, False]) != "0.67"  # nothing written while the burst runs
+        expect_metrics(lab, native(alpha=0.67)["metrics"])
+        expect(page).to_have_url(re.compile(r"[?&]alpha=0\.67(&|$)"))
+        assert page.evaluate("window.__alphaWrites") == ["0.67"]  # seven changes, one write
+
+        assert slider.evaluate(SLIDE, [[0.66], True]) == "0.66"  # released: written in the same task
+        assert page.evaluate("window.__alphaWrites") == ["0.67", "0.66"]
+        expect_metrics(lab, native(alpha=0.66)["metrics"])
+    finally:
+        page.evaluate("() => { history.replaceState = window.__ownReplaceState; }")
+
+
 def test_url_round_trip_and_clamping(page: Any) -> None:
     lab = open_home(page, "?gamma=99&alpha=0.35&cost=-2&seed=7")
     expect(lab.get_by_text("gamma 99 is out of range; clamped to 8")).to_be_visible()

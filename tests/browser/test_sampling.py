@@ -16,6 +16,7 @@ from conftest import (
     axe_violations,
     end_slow_call,
     expect_plotly,
+    expect_query,
     js_number,
     queue_slow_call,
     renders,
@@ -85,7 +86,7 @@ def test_each_control_moves_its_chart_and_temperature_moves_alpha(page: Any) -> 
     expect(metric(widget, "argmax-agree")).to_have_attribute("data-value", js_number(greedy["argmax-agree"]))
     expect(widget.locator(".sd-verdict").first).to_contain_text("the two argmaxes agree")
     wait_for_renders(context_chart, before)
-    assert "temperature=0" in page.url
+    expect_query(page, temperature="0")
 
     set_range(widget, "Temperature", 1.5)
     before = renders(context_chart)
@@ -98,7 +99,7 @@ def test_each_control_moves_its_chart_and_temperature_moves_alpha(page: Any) -> 
     seeded = native(top_p=0.5, temperature=1.5, top_k=5, seed=3)["metrics"]
     assert seeded["alpha"] != top_k["alpha"] and seeded["alpha-exact"] == top_k["alpha-exact"]
     expect(metric(widget, "alpha")).to_have_attribute("data-value", js_number(seeded["alpha"]))
-    assert "seed=3" in page.url and "top-k=5" in page.url and "top-p=0.5" in page.url
+    expect_query(page, **{"seed": "3", "top-k": "5", "top-p": "0.5"})
 
 
 def test_a_slow_answer_marks_the_widget_busy_until_it_is_painted(page: Any) -> None:
@@ -154,7 +155,7 @@ def test_url_state_is_clamped_and_said(page: Any) -> None:
     expect(widget.get_by_label("Top-p", exact=True)).to_have_value("0.5")
     clamped = native(temperature=2.0, top_k=0, top_p=0.5, seed=7)["metrics"]
     expect(metric(widget, "alpha")).to_have_attribute("data-value", js_number(clamped["alpha"]), timeout=60_000)
-    assert "temperature=2" in page.url and "top-k=0" in page.url
+    expect_query(page, **{"temperature": "2", "top-k": "0"})
 
 
 @pytest.mark.browser_context_args(viewport={"width": 390, "height": 844})

@@ -138,10 +138,37 @@ function readChoice(key, raw, { choices, value }, notes) {
 let shown = null;
 export const pageShown = (path) => void (shown = path);
 
+// Writing the link costs more than it looks: traced on the Home lab's slider, Chromium's browser process spent ~16 ms
+// on each replaceState, as much as the page's own work for a change, and on a 2-core machine the two compete. So a
+// burst of changes (a slider dragged fires an input event per step) writes the link once, when the controls have
+// rested for WRITE_MS; a committed change (a released slider, a key press, a select: their change event), a click (it
+// may follow a link, and instant navigation moves the address at once) or hiding the page writes it at once.
+const WRITE_MS = 200;
+let pending = null; // {path, values} not yet in the address bar
+let timer = 0;
+
 export function writeQuery(values) {
   if (shown !== null && location.pathname !== shown) return;
+  const path = location.pathname;
+  const earlier = pending?.path === path ? pending.values : {}; // another page's unwritten state is not this one's
+  pending = { path, values: { ...earlier, ...values } };
+  clearTimeout(timer);
+  timer = setTimeout(flushQuery, WRITE_MS);
+}
+
+export function flushQuery() {
+  clearTimeout(timer);
+  const write = pending;
+  pending = null;
+  if (!write || location.pathname !== write.path) return; // the reader has moved on: the link is not this page's
   const url = new URL(location.href);
-  for (const [key, value] of Object.entries(values)) url.searchParams.set(key, String(value));
+  for (const [key, value] of Object.entries(write.values)) url.searchParams.set(key, String(value));
   // Keep history.state: Material stores the scroll offset there for instant navigation.
   if (url.href !== location.href) history.replaceState(history.state, "", url);
 }
+
+// change bubbles here after the widget's own handler has asked for the write; click is caught before the theme's.
+addEventListener("change", flushQuery);
+addEventListener("click", flushQuery, true);
+addEventListener("pagehide", flushQuery);
+document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flushQuery());
