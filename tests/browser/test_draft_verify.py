@@ -57,7 +57,11 @@ def test_draft_step_drafts_the_next_seeds_words(page: Any) -> None:
 
     chart = widget.locator(".sd-chart")
     before = renders(chart)
-    widget.get_by_role("button", name="Step").click()
+    # A button's change is one step, not a drag's burst: the link holds it within the same task (js/ui/widget.js, set).
+    seed_in_link = widget.get_by_role("button", name="Step").evaluate(
+        "button => (button.click(), new URLSearchParams(location.search).get('seed'))"
+    )
+    assert seed_in_link == "13"
     expect(widget.get_by_role("spinbutton", name="Seed")).to_have_value("13")
     step = native("draft.ngram", seed=13)
     expect(widget.locator(".sd-verdict")).to_contain_text("seed 13")

@@ -22,7 +22,7 @@ import { SDError, onStatus, python } from "../runtime/python.js";
 import { announce, button, clearMetric, control, el as element, formatNumber, setMetric, tiles } from "./controls.js";
 import { chartNumbers } from "./numbers.js";
 import { banner, showError } from "./status.js";
-import { PARAMS, readQuery, writeQuery } from "./url.js";
+import { PARAMS, flushQuery, readQuery, writeQuery } from "./url.js";
 
 const mounted = new Map(); // placeholder -> {controller, charts, original, cleanup, bound}
 const defined = new Map(); // widget name -> definition
@@ -219,11 +219,13 @@ function bind(el, definition, entry) {
       guard(view.paint)(result, args);
       painted(version);
     },
-    // Changes controls as if the reader had: the state moves on, the URL follows, a new result is asked for.
+    // Changes controls as if the reader had: the state moves on, the URL follows, a new result is asked for. A set
+    // is one deliberate step (a button, a preset), not a burst: the link is written at once, not held back.
     set(patch, { quiet = false } = {}) {
       for (const [key, value] of Object.entries(patch)) controls[key].value = value;
       version += 1;
       writeUrl();
+      flushQuery();
       if (!quiet) refresh();
     },
     group: (className, keys = specs.map((s) => s.key)) =>
