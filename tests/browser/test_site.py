@@ -21,6 +21,7 @@ import posixpath
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from conftest import (
@@ -980,6 +981,65 @@ def test_every_page_sketches_its_charts_while_python_boots(page: Any, server: Si
     open, and by every page file's first test; the live checks of every page follow below.)"""
     try:
         expect_sketches_while_python_boots(page, server, path)
+    finally:
+        page.close()  # before the manifest is released: this page's Python is not needed
+        server.release()
+
+
+# The page's controls that the link holds (data-sd-url names the key), but those a widget keeps hidden for now, in
+# document order: each is marked with its index, and their keys, types and values are returned.
+MARK_FIELDS = """() => [...document.querySelectorAll('.md-content .sd-widget :is(input, select)[data-sd-url]')]
+    .filter((el) => !el.closest('[hidden]'))
+    .map((el, i) => { el.dataset.sdTestField = String(i); return [el.dataset.sdUrl, el.type, el.value]; })"""
+
+
+def query(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query)
+
+
+def expect_mounted_and_shown(page: Any) -> None:
+    """Every widget of the page is mounted; the sections held back during the boot are shown at once (as lab.js
+    shows one the reader scrolls near), so a control can take focus wherever it is."""
+    widgets = page.locator(".md-content .sd-widget[data-widget]")
+    expect(widgets.first).to_be_attached()
+    expect(page.locator(".md-content .sd-widget[data-widget]:not([data-sd-mounted])")).to_have_count(0)
+    page.evaluate("document.documentElement.classList.remove('sd-boot')")
+
+
+@pytest.mark.parametrize("path", WIDGET_PAGES, ids=page_id)
+def test_every_control_the_link_holds_comes_back_from_the_link(page: Any, server: SiteServer, path: str) -> None:
+    """No lost state: each slider and select the link holds is moved (a slider by one to three presses of its
+    arrow key, a select to its next choice), and the link then names its key. Opened again from that link, every
+    control the link holds shows the value it had, with no note that a value was corrected. Two widgets of one
+    page with a control of the same key move together (the link holds one value per key). Python is held back:
+    the link is the page's own, written and read without it."""
+    server.hold(MANIFEST)
+    try:
+        open_page(page, server, path)
+        expect_mounted_and_shown(page)
+        for i, (key, kind, _) in enumerate(page.evaluate(MARK_FIELDS)):
+            field = page.locator(f'[data-sd-test-field="{i}"]')
+            if kind.startswith("select"):
+                now = field.evaluate("el => el.selectedIndex")
+                field.select_option(index=(now + 1) % field.locator("option").count())
+            elif kind == "range":
+                # Each slider by another number of steps: two of one key moved alike would agree without the sync.
+                for _ in range(1 + i % 3):
+                    at_max = field.evaluate("el => Number(el.value) >= Number(el.max)")
+                    field.focus()
+                    page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+            else:
+                continue  # a number field (the seed) is left as it is, and must come back as it is
+            # A committed change (its change event) writes the link within the same task (ui/url.js).
+            assert key in query(page.url), (path, key, page.url)
+        moved = page.evaluate(MARK_FIELDS)
+        link = page.url
+        page.goto(link)
+        expect_mounted_and_shown(page)
+        expect(page.locator(".md-content .sd-notice")).to_have_count(0)
+        back = page.evaluate(MARK_FIELDS)
+        assert back == moved, f"{link}: [key, type, value] of each control moved, then opened from the link"
+        assert query(page.url) == query(link)
     finally:
         page.close()  # before the manifest is released: this page's Python is not needed
         server.release()

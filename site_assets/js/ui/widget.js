@@ -226,6 +226,7 @@ function bind(el, definition, entry) {
       version += 1;
       writeUrl();
       flushQuery();
+      share(Object.keys(patch));
       if (!quiet) refresh();
     },
     group: (className, keys = specs.map((s) => s.key)) =>
@@ -317,9 +318,26 @@ function bind(el, definition, entry) {
     return own?.(result, args);
   };
   entry.cleanup = view.cleanup || null;
+  // The link holds one value per key: a control in the link that moves takes the page's other widgets' controls of
+  // that key with it (trees' two widgets share α, k and depth), as if the reader had moved each of them.
+  function share(keys) {
+    for (const spec of inUrl.filter((s) => keys.includes(s.key)))
+      document.dispatchEvent(
+        new CustomEvent(SHARED, { detail: { from: el, key: spec.key, value: controls[spec.key].value } }),
+      );
+  }
+  ctx.on(document, SHARED, ({ detail: { from, key, value } }) => {
+    const spec = inUrl.find((s) => s.key === key);
+    if (from === el || !spec || controls[key].value === value) return;
+    controls[key].value = value;
+    version += 1;
+    spec.onChange?.(ctx, controls[key].value);
+    if (spec.live !== false) refresh();
+  });
   for (const spec of specs) {
     const c = controls[spec.key];
     if (spec.live !== false) c.input.dataset.sdRefresh = ""; // a change asks Python for a new result
+    if (spec.url) c.input.dataset.sdUrl = spec.key; // the link's key (tests read it)
     c.input.addEventListener(
       c.event,
       guard(() => {
@@ -327,6 +345,7 @@ function bind(el, definition, entry) {
         version += 1;
         if (spec.url) writeUrl();
         spec.onChange?.(ctx, c.value);
+        if (spec.url) share([spec.key]);
         if (spec.live !== false) refresh();
       }),
     );
@@ -362,6 +381,7 @@ function standardView(ctx, def) {
 // slider within about CHUNK_MS, and each call's fixed cost (the answer's figures, its paint) is shared by more
 // rounds on a slow machine too. Sizing each call to a time in proportion to its last one could not: a fixed cost
 // above that time held every call at the smallest size (a 2,000-round Playground Run made 100 calls of 20 rounds).
+const SHARED = "sd-shared-param"; // the event that carries a moved control's key and value to the page's widgets
 export const CHUNK_MS = 200;
 export const BUSY_MS = 400;
 export function nextChunk(size, took, min, max) {
