@@ -51,7 +51,7 @@ const ngram = (settings) =>
   });
 
 const risk = (settings) => ({
-  controls: [param("alpha", settings.args?.alpha, { url: false }), param("cost", settings.args?.cost, { url: false })],
+  controls: [param("alpha", settings.args?.alpha), param("cost", settings.args?.cost)],
   metrics: [
     { name: "optimal-gamma", label: "Best γ (1–8; 0 = do not speculate)" },
     { name: "speedup", label: "Speedup at the best γ", format: times },

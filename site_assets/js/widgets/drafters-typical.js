@@ -26,7 +26,7 @@ export default define(import.meta.url, (settings) => ({
       value: settings.args.delta,
       format: fixed(2),
     },
-    param("gamma", settings.args.gamma, { url: false }),
+    param("gamma", settings.args.gamma),
   ],
   metrics: [
     { name: "accept-rate-typical", label: "Draft acceptance rate, typical acceptance", format: fixed(3) },

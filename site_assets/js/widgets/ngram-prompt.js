@@ -29,7 +29,7 @@ export function roundWidget(settings, parts) {
       },
       { key: "prompt", label: "Or type your own", kind: "text", value: start.prompt, maxLength: 400 },
       param("gamma", start.gamma),
-      param("temperature", start.temperature, { url: false }),
+      param("temperature", start.temperature),
       { key: "top_k", label: "Top-k (0 = all tokens)", kind: "number", min: 0, max: 1000, step: 1, value: start.top_k },
       {
         key: "top_p",

@@ -45,7 +45,7 @@ export default define(import.meta.url, (settings) => {
         value: base.tau ?? 0.5,
         format: fixed(2),
       },
-      param("cost", base.cost, { url: false }),
+      param("cost", base.cost),
       {
         key: "tokens",
         label: "Tokens per policy N",

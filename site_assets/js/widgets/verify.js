@@ -91,8 +91,9 @@ const rates = (settings) => ({
       step: 0.01,
       value: settings.args?.alpha ?? 0.8,
       format: fixed(2),
+      url: true,
     },
-    param("gamma", settings.args?.gamma, { url: false }),
+    param("gamma", settings.args?.gamma),
   ],
   metrics: [
     { name: "alpha", label: "Per-token acceptance rate α", format: fixed(2) },
