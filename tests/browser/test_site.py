@@ -1033,6 +1033,10 @@ def test_every_control_the_link_holds_comes_back_from_the_link(page: Any, server
             # A committed change (its change event) writes the link within the same task (ui/url.js).
             assert key in query(page.url), (path, key, page.url)
         moved = page.evaluate(MARK_FIELDS)
+        values: dict[str, set[str]] = {}
+        for key, _, value in moved:
+            values.setdefault(key, set()).add(value)
+        assert all(len(v) == 1 for v in values.values()), f"{path}: controls of one key disagree: {values}"
         link = page.url
         page.goto(link)
         expect_mounted_and_shown(page)
