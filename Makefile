@@ -1,7 +1,7 @@
 # The whole set-up lives here: every target installs what it needs first.
 #   make serve   build the site and serve it at http://127.0.0.1:8000
 #   make test    lint, type-check, native tests, the core suite inside Pyodide, browser tests (Chromium; Firefox)
-#   make site    the static site in site/, ready for GitHub Pages (site_assets/prebuild.py, then mkdocs)
+#   make site    the static site in site/, ready for GitHub Pages (site_assets/prebuild.py, mkdocs, typeset.mjs)
 #   make bench   print benchmark tables (nothing asserted)
 
 PYTHON ?= python3
@@ -37,16 +37,19 @@ dist/.built: $(VENV)/.installed $(WHEEL_SRC)
 wheel: dist/.built
 
 # Everything the pages need (scripts, the vendored runtime, the core archive, build-time results, the service
-# worker) is written into docs/ and site_assets/initial/ first; the site builder then only renders Markdown.
+# worker) is written into docs/ and site_assets/initial/ first; the site builder then only renders Markdown, and
+# site_assets/typeset.mjs typesets the built pages' math with KaTeX.
 prebuild: $(VENV)/.installed node_modules/.installed
 	$(PY) site_assets/prebuild.py
 
 site: prebuild
 	$(VENV)/bin/mkdocs build --strict --quiet
+	node site_assets/typeset.mjs site
 
 # The same tree built by Zensical (Material's successor), into site-zensical/; the browser tests run on it too.
 site-zensical: prebuild
 	SITE_DIR=site-zensical $(VENV)/bin/zensical build --strict --clean
+	node site_assets/typeset.mjs site-zensical
 	$(PY) site_assets/search_math.py site-zensical/search.json
 
 serve: site

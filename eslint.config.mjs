@@ -18,7 +18,7 @@ export default [
   },
   {
     // Scripts run by Node (build and benchmark helpers).
-    files: ["site_assets/compile_core.mjs", "benchmarks/**/*.mjs", "tests/**/*.mjs"],
+    files: ["site_assets/compile_core.mjs", "site_assets/typeset.mjs", "benchmarks/**/*.mjs", "tests/**/*.mjs"],
     languageOptions: { globals: { ...globals.node, ...globals.browser } },
   },
   {

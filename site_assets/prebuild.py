@@ -518,6 +518,7 @@ def build_digest(outputs: Iterable[Path]) -> str:
         *(p for p in _files(DOCS) if not _generated(p)),
         *_files(ASSETS / "overrides"),
         ASSETS / SERVICE_WORKER,
+        ASSETS / "typeset.mjs",  # run on the built pages (make site)
         ROOT / "mkdocs.yml",
         *(path for path, _ in package_files()),  # pages include the package's source as code listings
     ]

@@ -975,12 +975,54 @@ def expect_sliders_reachable_by_tab_and_moved_by_arrows(page: Any) -> None:
 
 
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
-def test_every_page_sketches_its_charts_while_python_boots(page: Any, server: SiteServer, path: str) -> None:
+def test_every_page_arrives_with_its_math_typeset(path: str) -> None:
+    """make site typesets the math into the built page (site_assets/typeset.mjs): each formula
+    pymdownx.arithmatex wrote is KaTeX's HTML, no TeX source is left, and the page loads no KaTeX script (js/math.js
+    loads it for search results only)."""
+    html = page_html(path)
+    formulas = re.findall(r'<(span|div) class="arithmatex">(.{0,40})', html)
+    untypeset = [inner for _, inner in formulas if not inner.startswith('<span class="katex')]
+    assert untypeset == [], untypeset[:5]
+    assert "katex.min.js" not in html and "auto-render" not in html
+
+
+# The page's layout shifts so far (the Layout Instability API, buffered from navigation), each with when it came and
+# what moved; taken once the page has loaded, its fonts have arrived and two more frames have been drawn.
+LAYOUT_SHIFTS = """() => new Promise((resolve) => {
+  const shifts = [];
+  const keep = (entries) => entries.forEach((e) => e.hadRecentInput || shifts.push(e));
+  const observer = new PerformanceObserver((list) => keep(list.getEntries()));
+  observer.observe({ type: "layout-shift", buffered: true });
+  document.fonts.ready.then(() => requestAnimationFrame(() => requestAnimationFrame(() => {
+    keep(observer.takeRecords());
+    observer.disconnect();
+    resolve(shifts.map((e) => ({ at: Math.round(e.startTime), value: e.value,
+      moved: e.sources.map((s) => `${s.node?.nodeName} ${(s.node?.textContent || "").trim().slice(0, 40)}`) })));
+  })));
+})"""
+# Chromium's "good" cumulative layout shift (web.dev/articles/cls): at most 0.1.
+SHIFT_LIMIT = 0.1
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_every_page_sketches_its_charts_and_holds_still_while_python_boots(
+    page: Any, server: SiteServer, path: str, viewport: str
+) -> None:
     """While Python boots every chart is a sketch of its build-time figure and Plotly is not loaded. (How a page
     goes on from there to ready and live is checked on the pages test_first_paint_... and test_code_listings_...
-    open, and by every page file's first test; the live checks of every page follow below.)"""
+    open, and by every page file's first test; the live checks of every page follow below.) Meanwhile the text
+    does not move: the layout shifts from navigation until the page has loaded and its fonts have come add up to
+    at most SHIFT_LIMIT. (The math comes typeset in the page, the KaTeX fonts it needs first are preloaded, and a
+    widget holds its place until it mounts: without them, the Playground, Verify, Trees and Cost pages moved by
+    0.12 to 0.33.)"""
+    page.set_viewport_size(VIEWPORTS[viewport])
     try:
         expect_sketches_while_python_boots(page, server, path)
+        page.wait_for_load_state("load")
+        shifts = page.evaluate(LAYOUT_SHIFTS)
+        assert sum(s["value"] for s in shifts) <= SHIFT_LIMIT, shifts
     finally:
         page.close()  # before the manifest is released: this page's Python is not needed
         server.release()
