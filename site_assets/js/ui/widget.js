@@ -14,6 +14,8 @@
 //   after BUSY_MS marks the widget busy (aria-busy; css/components.css dims its results) until it is answered;
 // - errors become a banner with Retry (the page's when the worker failed) and console.error; metrics painted for
 //   another state are cleared when the current one gets no result;
+// - one value per key in the link: a control in the link that moves (or is set) moves the page's other widgets'
+//   controls of that key, which ask for their own results;
 // - unmount: listeners (ctx.on, ctx.signal) go, charts are purged, the placeholder is restored.
 // action: {extra, handler, args(values), paint(result, args), adopt(result, args)}, each optional.
 
@@ -24,6 +26,7 @@ import { chartNumbers } from "./numbers.js";
 import { banner, showError } from "./status.js";
 import { PARAMS, flushQuery, readQuery, writeQuery } from "./url.js";
 
+const SHARED = "sd-shared-param"; // the event that carries a moved control's key and value to the page's widgets
 const mounted = new Map(); // placeholder -> {controller, charts, original, cleanup, bound}
 const defined = new Map(); // widget name -> definition
 const modules = new Map(); // widget name -> import promise
@@ -381,7 +384,6 @@ function standardView(ctx, def) {
 // slider within about CHUNK_MS, and each call's fixed cost (the answer's figures, its paint) is shared by more
 // rounds on a slow machine too. Sizing each call to a time in proportion to its last one could not: a fixed cost
 // above that time held every call at the smallest size (a 2,000-round Playground Run made 100 calls of 20 rounds).
-const SHARED = "sd-shared-param"; // the event that carries a moved control's key and value to the page's widgets
 export const CHUNK_MS = 200;
 export const BUSY_MS = 400;
 export function nextChunk(size, took, min, max) {
