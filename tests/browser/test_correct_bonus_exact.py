@@ -20,6 +20,7 @@ import pytest
 from conftest import (
     end_slow_call,
     expect_plotly,
+    expect_query,
     js_number,
     queue_slow_call,
     renders,
@@ -97,6 +98,7 @@ def test_correct_presets_and_sliders_redraw_and_keep_the_identity(page: Any) -> 
     expect(metric(widget, "reject-rate")).to_have_attribute("data-value", js_number(moved["reject-rate"]))
     # The stacked picture's claim, checked by Python for the reader's current pair.
     assert value(widget, "identity-gap") <= 1e-12
+    expect_query(page, preset="disjoint", temperature="1", shift="0", blend="0.2")  # the pair is in the link
     # The pair is no longer the preset: no chip claims it; pressing the chip again restores the preset and its tick.
     expect(widget.locator('.sd-chips button[aria-pressed="true"]')).to_have_count(0)
     widget.get_by_role("button", name="Disjoint supports").click()
@@ -117,6 +119,17 @@ def test_correct_presets_and_sliders_redraw_and_keep_the_identity(page: Any) -> 
     expect(note).to_be_visible()
     widget.get_by_role("button", name="Our example").click()
     expect(note).to_be_hidden()
+
+
+def test_correct_pair_comes_back_from_the_link(page: Any) -> None:
+    """A link to a bent pair reopens that pair: its sliders, its numbers from Python, and no chip ticked."""
+    widget = open_live(page, "correct/?preset=disjoint&temperature=1.5&blend=0.2", "correct-split")
+    expected = native("correct.split", preset="disjoint", temperature=1.5, shift=0, blend=0.2)["metrics"]
+    expect(widget.get_by_label("Blend draft toward target")).to_have_value("0.2")
+    expect(metric(widget, "beta")).to_have_attribute("data-value", js_number(expected["beta"]))
+    expect(widget.locator(".sd-chips button")).to_have_count(4)
+    expect(widget.locator('.sd-chips button[aria-pressed="true"]')).to_have_count(0)
+    expect(page.locator(".sd-notice")).to_have_count(0)
 
 
 def test_correct_sample_button_runs_the_real_round_in_the_browser(page: Any) -> None:

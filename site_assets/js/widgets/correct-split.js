@@ -26,7 +26,9 @@ export default define(import.meta.url, (settings) => {
         label: "Starting pair",
         kind: "choice",
         options: PRESETS,
+        choices: PRESETS.map(([value]) => value),
         value: args.preset,
+        url: true,
         onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }),
       },
       {
@@ -37,6 +39,7 @@ export default define(import.meta.url, (settings) => {
         step: 0.25,
         value: args.temperature,
         format: temperatureText,
+        url: true,
       },
       {
         key: "shift",
@@ -46,6 +49,7 @@ export default define(import.meta.url, (settings) => {
         step: 1,
         value: args.shift,
         format: (v) => (v > 0 ? `+${v}` : String(v)),
+        url: true,
       },
       {
         key: "blend",
@@ -55,6 +59,7 @@ export default define(import.meta.url, (settings) => {
         step: 0.05,
         value: args.blend,
         format: (v) => `${Math.round(v * 100)}%`,
+        url: true,
       },
       param("seed", 0, { url: false, live: false }), // only Sample uses it
     ],
@@ -122,12 +127,17 @@ function view(ctx) {
 
   let current = null; // the split on screen: p, q and labels for the sampler
   const chips = ctx.controls.preset.root.querySelectorAll("button");
+  // A chip is ticked only while the pair on screen is its preset (a chip resets the sliders; they bend it), from
+  // the first paint on: a link may bring a bent pair.
+  const tick = (key) => {
+    const asIs = key === "preset" || Object.entries(DEFAULTS).every(([k, v]) => ctx.controls[k].value === v);
+    for (const b of chips)
+      b.setAttribute("aria-pressed", String(asIs && b.dataset.value === ctx.controls.preset.value));
+  };
+  tick(null);
   for (const key of PAIR) {
     ctx.on(ctx.controls[key].input, ctx.controls[key].event, () => {
-      // A chip is ticked only while the pair on screen is its preset (a chip resets the sliders; they bend it).
-      const asIs = key === "preset" || Object.entries(DEFAULTS).every(([k, v]) => ctx.controls[k].value === v);
-      for (const b of chips)
-        b.setAttribute("aria-pressed", String(asIs && b.dataset.value === ctx.controls.preset.value));
+      tick(key);
       // A sample belongs to the pair it was drawn for: when the pair changes, its numbers go.
       sampleChart.hidden = true;
       unsampled();
