@@ -18,7 +18,7 @@ const FORMULA = /<(span|div) class="arithmatex">([\s\S]*?)<\/\1>/g;
 const DELIMITED = { span: /^\\\(([\s\S]*)\\\)$/, div: /^\\\[([\s\S]*)\\\]$/ };
 const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", "#39": "'", "#x27": "'" };
 
-const unescape = (html) => html.replace(/&(amp|lt|gt|quot|apos|#39|#x27);/g, (_, name) => ENTITIES[name]);
+const unescapeHtml = (html) => html.replace(/&(amp|lt|gt|quot|apos|#39|#x27);/g, (_, name) => ENTITIES[name]);
 
 function* pages(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -30,8 +30,8 @@ function* pages(dir) {
 
 function typeset(html, where) {
   let count = 0;
-  const out = html.replace(FORMULA, (whole, tag, inner) => {
-    const tex = DELIMITED[tag].exec(unescape(inner).trim());
+  const out = html.replace(FORMULA, (_, tag, inner) => {
+    const tex = DELIMITED[tag].exec(unescapeHtml(inner).trim());
     if (!tex) throw new Error(`${where}: a ${tag}.arithmatex without its delimiters: ${inner.slice(0, 80)}`);
     let rendered;
     try {

@@ -33,7 +33,7 @@ document$.subscribe(({ body }) => {
 
 // KaTeX and its auto-render, loaded once, in order (auto-render needs katex), beside this script under vendor/.
 const here = document.currentScript.src;
-let katex = null;
+let katexLoaded = null; // a promise, once asked for
 function loadKatex() {
   const load = (path) =>
     new Promise((resolve, reject) => {
@@ -42,8 +42,8 @@ function loadKatex() {
       script.onerror = () => reject(new Error(`${path} failed to load`));
       document.head.append(script);
     });
-  katex ??= load("../vendor/katex/katex.min.js").then(() => load("../vendor/katex/contrib/auto-render.min.js"));
-  return katex;
+  katexLoaded ??= load("../vendor/katex/katex.min.js").then(() => load("../vendor/katex/contrib/auto-render.min.js"));
+  return katexLoaded;
 }
 
 const typeset = (el, display) =>
@@ -81,7 +81,7 @@ if (results) {
     loadKatex().then(
       () => items.forEach((item) => item.isConnected && typesetResult(item)),
       (err) => {
-        katex = null; // asked again with the next results
+        katexLoaded = null; // asked again with the next results
         console.warn("[lab] search results keep their TeX source:", err.message);
       },
     );

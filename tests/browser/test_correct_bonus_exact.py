@@ -132,6 +132,16 @@ def test_correct_pair_comes_back_from_the_link(page: Any) -> None:
     expect(page.locator(".sd-notice")).to_have_count(0)
 
 
+def test_correct_pair_from_a_link_with_an_unknown_preset_says_so_and_keeps_the_default(page: Any) -> None:
+    """A chip row in the link accepts only its own values (its options: ui/url.js reads them as the choices)."""
+    widget = open_live(page, "correct/?preset=bogus", "correct-split")
+    expect(page.locator(".sd-notice")).to_have_text(
+        "preset \u201cbogus\u201d is not one of worked, disjoint, equal, one-hot; using worked"
+    )
+    expect(widget.get_by_role("button", name="Our example")).to_have_attribute("aria-pressed", "true")
+    expect_query(page, preset="worked")  # the corrected link
+
+
 def test_correct_sample_button_runs_the_real_round_in_the_browser(page: Any) -> None:
     """10,000 rounds at our worked pair: TV <= tv_bound(10_000, 3) ~ 0.041, and equal to the native run."""
     widget = open_live(page, "correct/", "correct-split")

@@ -162,7 +162,6 @@ export const select = (key, label, options, value) => ({
   kind: "select",
   options,
   value,
-  choices: options.map(([v]) => v),
   url: true,
 });
 

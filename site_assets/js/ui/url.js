@@ -81,8 +81,9 @@ export function snap(value, { min, step }) {
 }
 
 // Read and clamp: {values, notes}, where notes[key] says what was corrected and how. spec: {key: {min, max, step,
-// value, choices}}; keys absent from the query take spec's value. With `choices` (a list of allowed values) a value
-// must be one of them: a number between two snaps to the nearer by ratio, a word that is none of them is replaced.
+// value, choices}}; keys absent from the query take spec's value. With `choices` (a list of allowed values; a select
+// or a row of chips, their `options`' values) a value must be one of them: a number between two snaps to the nearer
+// by ratio, a word that is none of them is replaced.
 export function readQuery(spec = PARAMS, search = location.search) {
   const query = new URLSearchParams(search);
   const values = {};
@@ -90,10 +91,11 @@ export function readQuery(spec = PARAMS, search = location.search) {
   for (const [key, range] of Object.entries(spec)) {
     const raw = query.get(key);
     const number = Number(raw);
+    const choices = range.choices ?? range.options?.map(([value]) => value);
     if (raw === null || raw === "") {
       values[key] = range.value;
-    } else if (range.choices) {
-      values[key] = readChoice(key, raw, range, notes);
+    } else if (choices) {
+      values[key] = readChoice(key, raw, { ...range, choices }, notes);
     } else if (!Number.isFinite(number)) {
       values[key] = range.value;
       notes[key] = `${key} ${raw} is not a number; using ${range.value}`;

@@ -26,7 +26,6 @@ export default define(import.meta.url, (settings) => {
         label: "Starting pair",
         kind: "choice",
         options: PRESETS,
-        choices: PRESETS.map(([value]) => value),
         value: args.preset,
         url: true,
         onChange: (ctx) => ctx.set(DEFAULTS, { quiet: true }),
