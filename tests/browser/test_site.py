@@ -1021,13 +1021,20 @@ def test_every_page_sketches_its_charts_and_holds_still_while_python_boots(
     does not move: the layout shifts from navigation until the page has loaded and its fonts have come add up to
     at most SHIFT_LIMIT. (The math comes typeset in the page, the KaTeX fonts it needs first are preloaded, and a
     widget holds its place until it mounts: without them, the Playground, Verify, Trees and Cost pages moved by
-    0.12 to 0.33.)"""
+    0.12 to 0.33.) Each chart is sketched once: the theme's start-up used to have every one drawn twice."""
     page.set_viewport_size(VIEWPORTS[viewport])
     try:
         expect_sketches_while_python_boots(page, server, path)
         page.wait_for_load_state("load")
         shifts = page.evaluate(LAYOUT_SHIFTS)
         assert sum(s["value"] for s in shifts) <= SHIFT_LIMIT, shifts
+        # The theme's start-up (before the load event) sets the colour scheme the page already has: no chart is drawn
+        # again for it (js/runtime/charts.js redraws on a change of scheme only).
+        renders = page.evaluate(
+            "() => [...document.querySelectorAll('.md-content .sd-chart[data-sd-renders]')]"
+            ".map((c) => c.dataset.sdRenders)"
+        )
+        assert renders and set(renders) == {"1"}, renders
     finally:
         page.close()  # before the manifest is released: this page's Python is not needed
         server.release()
