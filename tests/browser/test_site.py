@@ -1021,7 +1021,7 @@ def test_every_page_sketches_its_charts_and_holds_still_while_python_boots(
     does not move: the layout shifts from navigation until the page has loaded and its fonts have come add up to
     at most SHIFT_LIMIT. (The math comes typeset in the page, the KaTeX fonts it needs first are preloaded, and a
     widget holds its place until it mounts: without them, the Playground, Verify, Trees and Cost pages moved by
-    0.12 to 0.33.) Each chart is sketched once: the theme's start-up used to have every one drawn twice."""
+    0.12 to 0.33.) Each chart is sketched once: the theme's start-up used to have those already sketched drawn again."""
     page.set_viewport_size(VIEWPORTS[viewport])
     try:
         expect_sketches_while_python_boots(page, server, path)

@@ -306,8 +306,8 @@ export const chartCount = () => charts.size;
 export const figureOf = (target) => target._sdFigure ?? null;
 
 // The palette toggle: every chart on the page is drawn again in the new colours. The theme's start-up sets the
-// scheme the page already has: that drew every sketch a second time (~30 ms of the theme's start-up, in one profiled
-// load of the home page).
+// scheme the page already has: that drew every sketch already on the page a second time (~30 ms of the theme's
+// start-up, in one profiled load of the home page).
 new MutationObserver((records) => {
   const scheme = document.body.getAttribute("data-md-color-scheme");
   if (records.every((r) => r.oldValue === scheme)) return;
