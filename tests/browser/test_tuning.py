@@ -147,6 +147,27 @@ def test_policies_run_completes_and_matches_native(page: Any) -> None:
     expect_metric(page, POLICIES, "confidence-tokens-per-pass", native["confidence-tokens-per-pass"])
 
 
+def test_draft_cost_moved_in_the_calculator_moves_the_policies_and_says_their_numbers_are_stale(page: Any) -> None:
+    """The link holds one draft cost c for the page: moving the calculator's moves the policy comparison's (and
+    the vLLM widget's) as if the reader had moved it there, so the comparison says its numbers are from other
+    settings, as it does for a move of its own controls (it failed so when the shared value was set without the
+    control's own event: the slider moved, the stale numbers stood unmarked)."""
+    open_live(page)
+    policies = page.locator(POLICIES)
+    status = policies.locator(".sd-tuning-progress")
+    expect(status).not_to_have_attribute("data-state", "changed")
+    cost = page.locator(f"{CALC} input[data-sd-url=cost]")
+    before = float(cost.input_value())
+    cost.focus()
+    cost.press("ArrowRight")
+    moved = f"{before + 0.01:.2f}"
+    expect(page).to_have_url(re.compile(rf"[?&]cost={re.escape(moved)}(&|$)"))
+    for widget in (POLICIES, '.sd-widget[data-widget="tuning-vllm"]'):
+        expect(page.locator(f"{widget} input[data-sd-url=cost]")).to_have_value(moved)
+    expect(status).to_have_attribute("data-state", "changed")
+    expect(status).to_contain_text("press Run to measure these")
+
+
 def test_policies_run_can_be_stopped(page: Any) -> None:
     open_live(page)
     widget = page.locator(POLICIES)

@@ -322,7 +322,9 @@ function bind(el, definition, entry) {
   };
   entry.cleanup = view.cleanup || null;
   // The link holds one value per key: a control in the link that moves takes the page's other widgets' controls of
-  // that key with it (trees' two widgets share α, k and depth), as if the reader had moved each of them.
+  // that key with it (trees' two widgets share α, k and depth), as if the reader had moved each of them: the
+  // control's own event is sent, so the binding and the widget's own listeners (the Tuning policies' "settings
+  // changed") hear it alike. Its echo finds every control of the key at that value already, and stops.
   function share(keys) {
     for (const spec of inUrl.filter((s) => keys.includes(s.key)))
       document.dispatchEvent(
@@ -330,12 +332,10 @@ function bind(el, definition, entry) {
       );
   }
   ctx.on(document, SHARED, ({ detail: { from, key, value } }) => {
-    const spec = inUrl.find((s) => s.key === key);
-    if (from === el || !spec || controls[key].value === value) return;
-    controls[key].value = value;
-    version += 1;
-    spec.onChange?.(ctx, controls[key].value);
-    if (spec.live !== false) refresh();
+    const c = inUrl.some((s) => s.key === key) && controls[key];
+    if (from === el || !c || c.value === value) return;
+    c.value = value;
+    c.input.dispatchEvent(new Event(c.event));
   });
   for (const spec of specs) {
     const c = controls[spec.key];
