@@ -1,7 +1,8 @@
 # The whole set-up lives here: every target installs what it needs first.
 #   make serve   build the site and serve it at http://127.0.0.1:8000
 #   make test    lint, type-check, native tests, the core suite inside Pyodide, browser tests (Chromium; Firefox)
-#   make site    the static site in site/, ready for GitHub Pages (site_assets/prebuild.py, mkdocs, typeset.mjs)
+#   make site    the static site in site/, ready for GitHub Pages (site_assets/prebuild.py, mkdocs, typeset.mjs,
+#                prerender.py)
 #   make bench   print benchmark tables (nothing asserted)
 
 PYTHON ?= python3
@@ -42,15 +43,21 @@ wheel: dist/.built
 prebuild: $(VENV)/.installed node_modules/.installed
 	$(PY) site_assets/prebuild.py
 
-site: prebuild
+# site_assets/prerender.py then draws each page's first widget into its HTML, in headless Chromium. Without a
+# Chromium it leaves the pages as built and says so; the test and bench runs install Debian's first (PRERENDER).
+PRERENDER := $(if $(filter test test-browser test-firefox bench browser-%,$(MAKECMDGOALS)),chromium)
+
+site: prebuild $(PRERENDER)
 	$(VENV)/bin/mkdocs build --strict --quiet
 	node site_assets/typeset.mjs site
+	$(PY) site_assets/prerender.py site
 
 # The same tree built by Zensical (Material's successor), into site-zensical/; the browser tests run on it too.
-site-zensical: prebuild
+site-zensical: prebuild $(PRERENDER)
 	SITE_DIR=site-zensical $(VENV)/bin/zensical build --strict --clean
 	node site_assets/typeset.mjs site-zensical
 	$(PY) site_assets/search_math.py site-zensical/search.json
+	$(PY) site_assets/prerender.py site-zensical
 
 serve: site
 	@echo "Serving the lab at http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
@@ -59,7 +66,7 @@ serve: site
 lint: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/ruff check specdec_core tests benchmarks site_assets
 	$(VENV)/bin/ruff format --check specdec_core tests benchmarks site_assets
-	$(VENV)/bin/mypy --strict specdec_core site_assets/prebuild.py site_assets/search_math.py
+	$(VENV)/bin/mypy --strict specdec_core site_assets/prebuild.py site_assets/search_math.py site_assets/prerender.py
 	node_modules/.bin/eslint site_assets benchmarks tests
 	node_modules/.bin/prettier --check --log-level warn .
 

@@ -1,7 +1,8 @@
 """The site in headless Chromium: start-up, slider latency, a 2,000-round Run, first-visit transfer, repeat visits.
 Nothing asserted.
 
-(a) Time to first chart (the first widget's build-time figure on screen, sketched by js/runtime/sketch.js: the
+(a) Time to first chart (the first widget's build-time figure on screen: the copy site_assets/prerender.py drew
+    into the HTML, or where there is none, the sketch js/runtime/sketch.js draws once the widget mounts; the
     start of the first frame after it is in the DOM, since a long task right after it, such as the theme's
     bundle, holds that frame back, or the first contentful paint where the chart was in the DOM before the page's
     first frame; the time it entered the DOM is given too), time

@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -39,6 +41,9 @@ from conftest import (
 from playwright.sync_api import expect
 
 from specdec_core import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "site_assets"))
+import prerender  # site_assets/prerender.py: the copy's viewport and the script that makes it
 
 pytestmark = pytest.mark.browser
 
@@ -1037,6 +1042,119 @@ def test_every_page_sketches_its_charts_and_holds_still_while_python_boots(
         assert renders and set(renders) == {"1"}, renders
     finally:
         page.close()  # before the manifest is released: this page's Python is not needed
+        server.release()
+
+
+# --- the first widget drawn into the page at build time (site_assets/prerender.py) ---------------------------------
+
+# The page's first widget placeholder as the file has it: its name and the copy's top-level elements (their opening
+# tags), and the copy's whole HTML.
+COPY_OPENINGS = re.compile(r"<[a-z]+\b[^>]*\bdata-sd-pre=\"\"[^>]*>")
+# Pages whose first widget's copy is larger than prerender.MAX_BYTES, and left out (the build prints it).
+LEFT_OUT = {"tuning/": "tuning-calculator"}
+# Pages where the build drew the first widget in: its placeholder has a build-time result.
+FIRST_INITIAL = re.compile(
+    r'<div class="sd-widget[^"]*" data-widget="[a-z0-9-]+"[^>]*>\s*'
+    r"(?:<template data-sd-settings\b[^>]*>.*?</template>\s*)?<template data-sd-initial\b",
+    re.DOTALL,
+)
+COPY_PAGES = [p for p in PAGES if FIRST_INITIAL.match(page_html(p), page_html(p).find('<div class="sd-widget'))]
+COPY_PAGES = COPY_PAGES or [NOT_BUILT]
+# The theme's colours as the light scheme writes them, in an SVG attribute: the copy has none (see below).
+THEME_COLOUR = re.compile(r'(?:fill|stroke)="rgba\(0, 0, 0, 0\.(?:87|32|07)\)"')
+# The copy the file holds, as the browser parses and serializes it, for the page on screen.
+FILE_COPY = """async () => {
+  const html = await (await fetch(location.href)).text();
+  const widget = new DOMParser().parseFromString(html, "text/html").querySelector(".sd-widget[data-widget]");
+  const copy = [...widget.querySelectorAll(":scope > [data-sd-pre]")];
+  return [widget.dataset.widget, copy.map((e) => e.outerHTML).join("")];
+}"""
+
+
+@pytest.mark.parametrize("path", COPY_PAGES, ids=page_id)
+def test_each_page_arrives_with_its_first_widget_drawn_in_and_inert(path: str) -> None:
+    """The build draws each page's first widget, as it first paints, into the HTML: the browser shows it with the
+    page, before any script has run. Nothing in the copy can be focused or read out (inert, aria-hidden), and its
+    charts take the theme's colours from CSS variables, so they follow the reader's scheme: no theme colour is
+    written into them (the light scheme's text colour, rgba(0, 0, 0, 0.87), was, before the build replaced it)."""
+    html = page_html(path)
+    first = re.search(r'<div class="sd-widget[^"]*" data-widget="([a-z0-9-]+)"', html)
+    assert first, path
+    openings = COPY_OPENINGS.findall(html)
+    if path in LEFT_OUT:
+        assert first.group(1) == LEFT_OUT[path] and openings == [], openings[:3]
+        return
+    assert openings, f"{path}: no build-time copy of the {first.group(1)} widget"
+    assert all(" inert" in tag and 'aria-hidden="true"' in tag for tag in openings), openings
+    assert THEME_COLOUR.findall(html) == []
+
+
+@no_service_worker
+@pytest.mark.parametrize("path", [p for p in COPY_PAGES if p not in LEFT_OUT], ids=page_id)
+def test_the_build_time_copy_is_what_the_first_widget_paints(page: Any, server: SiteServer, path: str) -> None:
+    """At the width the build drew it (1280 px), the copy in the HTML is, to the character, the copy the same
+    script makes of the widget's own first paint in the reader's browser (Python held back): the controls, their
+    values, the sketches and the tiles. A change to a widget, the sketch or the theme that the build did not redraw
+    fails here. Once the widget has bound, the copy is gone."""
+    page.set_viewport_size(prerender.VIEWPORT)
+    server.hold("vendor/pyodide/pyodide.mjs")  # as the build holds the runtime: the worker says no phase yet
+    try:
+        open_page(page, server, path)
+        widget = page.locator(".md-content .sd-widget[data-widget]").first
+        expect(widget).to_have_attribute("data-sd-paints", "1")
+        expect(widget.locator(":scope > [data-sd-pre]")).to_have_count(0)
+        name, built = page.evaluate(FILE_COPY)
+        # A link in the copy is relative: the widget writes absolute URLs, which at build time named the build's server.
+        assert re.findall(r'(?:href|src)="https?:[^"]*"', built) == []
+        live_name, live = page.evaluate(prerender.COPY)
+        at = next((i for i, (a, b) in enumerate(zip(live, built, strict=False)) if a != b), min(len(live), len(built)))
+        assert (live_name, live) == (name, built), (live[at - 200 : at + 200], built[at - 200 : at + 200])
+    finally:
+        page.close()
+        server.release()
+
+
+# Per colour scheme set on <body>: the fill of the copy's first chart, and the scheme's foreground colour.
+COPY_COLOURS = """(scheme) => {
+  document.body.setAttribute("data-md-color-scheme", scheme);
+  const svg = document.querySelector(".sd-widget > [data-sd-pre] svg.sd-sketch");
+  const probe = document.createElement("span");
+  probe.style.color = "var(--md-default-fg-color)";
+  document.body.append(probe);
+  const foreground = getComputedStyle(probe).color;
+  probe.remove();
+  return [getComputedStyle(svg).fill, foreground];
+}"""
+
+
+@no_service_worker
+def test_the_copy_shows_before_any_script_follows_the_scheme_and_hides_under_a_link(
+    page: Any, server: SiteServer
+) -> None:
+    """With the Playground's widget module held back, the page shows the build-time copy: its charts are drawn,
+    their text in the foreground colour of the scheme on <body> (the theme's start-up sets it; the test sets each
+    scheme in turn, since holding the module holds the theme's bundle too), and nothing in it takes focus. Opened
+    from a link that sets gamma, the copy (drawn for the default gamma) keeps its place but is not shown; the module
+    then binds the widget, which says what it computes for gamma = 8."""
+    server.hold("js/widgets/playground.js")
+    try:
+        page.goto(server.base + "playground/", wait_until="commit")
+        copy = page.locator(".md-content .sd-widget > [data-sd-pre]")
+        expect(copy.locator("svg.sd-sketch").first).to_be_visible()
+        light, dark = page.evaluate(COPY_COLOURS, "default"), page.evaluate(COPY_COLOURS, "slate")
+        assert light[0] == light[1] and dark[0] == dark[1] and light[1] != dark[1], (light, dark)
+        slider = copy.locator("input[type=range]").first
+        slider.evaluate("(el) => el.focus()")
+        expect(slider).not_to_be_focused()
+        page.goto(server.base + "playground/?gamma=8", wait_until="commit")
+        expect(page.locator("html")).to_have_class(re.compile(r"\bsd-linked\b"))
+        expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
+        server.release()
+        widget = page.locator('.md-content .sd-widget[data-widget="playground"]')
+        expect(widget.locator(".sd-pending")).to_contain_text("Computing for \N{GREEK SMALL LETTER GAMMA} = 8")
+        expect(copy).to_have_count(0)
+    finally:
+        page.close()
         server.release()
 
 

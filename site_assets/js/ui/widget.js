@@ -7,7 +7,8 @@
 // extra) (null: nothing to ask); live: false (no call until the view asks); view(ctx) -> {paint, adopt, args, cleanup},
 // or the standard view (controls, charts, tiles, note()). The binding does the rest:
 // - first paint: the build-time result only if the controls (after the URL) ask for its arguments, else
-//   "Computing for γ = 8…" until Python answers;
+//   "Computing for γ = 8…" until Python answers; a page's first widget shows a build-time copy of that paint until
+//   it binds (site_assets/prerender.py);
 // - the live loop: a committed change bumps the version, writes the URL and asks again. One call at a time; a
 //   waiting refresh gives way to a newer one, an action (request(action)) is never dropped. Only a result for the
 //   current state is painted (request resolves null otherwise); `adopt` sees every result; a refresh unanswered
@@ -87,6 +88,7 @@ function report(el, err) {
 }
 
 function bind(el, definition, entry) {
+  for (const copy of el.querySelectorAll(":scope > [data-sd-pre]")) copy.remove(); // site_assets/prerender.py
   const settings = readTemplate(el, "data-sd-settings") || {};
   const initial = readTemplate(el, "data-sd-initial");
   const def = typeof definition === "function" ? definition(settings) : definition;
@@ -421,13 +423,22 @@ function start(el, entry) {
   }
 }
 
+// The placeholder as the page wrote it, less the build-time copy of its first paint (site_assets/prerender.py),
+// which stays on screen until the widget binds.
+function withoutCopy(el) {
+  if (!el.querySelector(":scope > [data-sd-pre]")) return el.innerHTML;
+  const placeholder = el.cloneNode(true);
+  for (const copy of placeholder.querySelectorAll(":scope > [data-sd-pre]")) copy.remove();
+  return placeholder.innerHTML;
+}
+
 function mount(el) {
   if (el.dataset.sdMounted) return;
   el.dataset.sdMounted = "true";
   const entry = {
     controller: new AbortController(),
     charts: new Set(),
-    original: el.innerHTML,
+    original: withoutCopy(el),
     cleanup: null,
     bound: false,
   };
