@@ -9,10 +9,10 @@ the tiles), and writes a copy of what it drew into the widget's placeholder, so 
 The copy is marked ``data-sd-pre``, ``inert`` and ``aria-hidden``: nothing in it can be used or read out. When the
 widget's module binds it (js/ui/widget.js), the copy goes in the same task as the live widget is built, so no frame
 shows both or neither. The sketch's theme colours (text, grid and zero lines) become the theme's CSS variables, so
-the copy follows the reader's colour scheme; its SVGs keep their height and scale to the width (a phone sees the
-1280 px drawing, narrower, until the widget draws its own). A link whose query sets the page's controls makes the
-<head> script hide every copy (``html.sd-linked``, css/components.css): they show the defaults, and the first paint
-honours the link.
+the copy follows the reader's colour scheme; its SVGs keep their height and scale to the column's width, and below
+720 px (css/components.css), where a chart drawn for 1280 px would show at about half its size, they are not
+shown. A link whose query sets the page's controls makes the <head> script hide every copy (``html.sd-linked``,
+css/components.css): they show the defaults, and the first paint honours the link.
 
 Usage: python site_assets/prerender.py SITE_DIR. The browser: $SD_CHROMIUM, else the first of CANDIDATES found.
 Without one the pages are left as the builder wrote them, and this says so: the site works the same, its first

@@ -1133,8 +1133,9 @@ def test_the_copy_shows_before_any_script_follows_the_scheme_and_hides_under_a_l
 ) -> None:
     """With the Playground's widget module held back, the page shows the build-time copy: its charts are drawn,
     their text in the foreground colour of the scheme on <body> (the theme's start-up sets it; the test sets each
-    scheme in turn, since holding the module holds the theme's bundle too), and nothing in it takes focus. Opened
-    from a link that sets gamma, the copy (drawn for the default gamma) keeps its place but is not shown; the module
+    scheme in turn, since holding the module holds the theme's bundle too), and nothing in it takes focus. On a
+    phone its charts are not shown: drawn for 1280 px, they would show at about half their size. Opened from a
+    link that sets gamma, the copy (drawn for the default gamma) keeps its place but is not shown; the module
     then binds the widget, which says what it computes for gamma = 8."""
     server.hold("js/widgets/playground.js")
     try:
@@ -1146,6 +1147,10 @@ def test_the_copy_shows_before_any_script_follows_the_scheme_and_hides_under_a_l
         slider = copy.locator("input[type=range]").first
         slider.evaluate("(el) => el.focus()")
         expect(slider).not_to_be_focused()
+        # On a phone the charts drawn for 1280 px keep their place unseen; the controls and tiles show.
+        page.set_viewport_size(VIEWPORTS["phone"])
+        expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
+        expect(slider).to_be_visible()
         page.goto(server.base + "playground/?gamma=8", wait_until="commit")
         expect(page.locator("html")).to_have_class(re.compile(r"\bsd-linked\b"))
         expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
