@@ -60,6 +60,10 @@ onStatus(statusChanged);
 
 function onPage() {
   pageShown(location.pathname);
+  // As the <head> script does on a full load: a query that sets controls hides the page's build-time copy of its
+  // first widget (drawn with the defaults) until the widget binds. Here instant navigation brought the page.
+  const linked = [...new URLSearchParams(location.search).keys()].some((key) => key !== "h");
+  document.documentElement.classList.toggle("sd-linked", linked);
   // Material's search overlay is a dialog without a name (axe-core: aria-dialog-name); the header persists.
   document.querySelector('.md-search[role="dialog"]:not([aria-label])')?.setAttribute("aria-label", "Search");
   showStatus(python);

@@ -31,6 +31,7 @@ from conftest import (
     MANIFEST,
     SITE,
     SiteServer,
+    _navigate_instantly,
     axe_violations,
     expect_plotly,
     js_number,
@@ -1136,7 +1137,7 @@ def test_the_copy_shows_before_any_script_follows_the_scheme_and_hides_under_a_l
     scheme in turn, since holding the module holds the theme's bundle too), and nothing in it takes focus. On a
     phone its charts are not shown: drawn for 1280 px, they would show at about half their size. Opened from a
     link that sets gamma, the copy (drawn for the default gamma) keeps its place but is not shown; the module
-    then binds the widget, which says what it computes for gamma = 8."""
+    then binds the widget with gamma = 8."""
     server.hold("js/widgets/playground.js")
     try:
         page.goto(server.base + "playground/", wait_until="commit")
@@ -1156,10 +1157,37 @@ def test_the_copy_shows_before_any_script_follows_the_scheme_and_hides_under_a_l
         expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
         server.release()
         widget = page.locator('.md-content .sd-widget[data-widget="playground"]')
-        expect(widget.locator(".sd-pending")).to_contain_text("Computing for \N{GREEK SMALL LETTER GAMMA} = 8")
+        gamma = widget.get_by_label("Speculation length \N{GREEK SMALL LETTER GAMMA}", exact=False).first
+        expect(gamma).to_have_value("8")
         expect(copy).to_have_count(0)
     finally:
         page.close()
+        server.release()
+
+
+@no_service_worker
+def test_instant_navigation_to_a_link_that_sets_controls_hides_the_copy_until_the_widget_binds(
+    page: Any, server: SiteServer
+) -> None:
+    """A reader on Verify follows a link to the Playground with gamma = 8 in its query, by instant navigation (no new
+    document, so no <head> script runs), before the Playground's widget module has loaded: the Playground's copy of
+    its first paint, drawn for gamma = 4, keeps its place unseen; once the module loads, the widget binds with
+    gamma = 8, and the copy is gone."""
+    open_page(page, server, "verify/")
+    expect_ready(page)
+    server.hold("js/widgets/playground.js")
+    try:
+        _navigate_instantly(page, server.base + "playground/?gamma=8")
+        copy = page.locator(".md-content .sd-widget > [data-sd-pre]")
+        expect(copy.first).to_be_attached()
+        expect(page.locator("html")).to_have_class(re.compile(r"\bsd-linked\b"))
+        expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
+        server.release()
+        widget = page.locator('.md-content .sd-widget[data-widget="playground"]')
+        gamma = widget.get_by_label("Speculation length \N{GREEK SMALL LETTER GAMMA}", exact=False).first
+        expect(gamma).to_have_value("8")
+        expect(copy).to_have_count(0)
+    finally:
         server.release()
 
 
