@@ -111,6 +111,35 @@ def test_draft_prompt_choice_and_typed_text_as_pieces(page: Any) -> None:
     expect(widget.get_by_label("Prompt", exact=True)).to_have_value("")
 
 
+def test_draft_prompt_is_in_the_link_and_comes_back_from_it(page: Any) -> None:
+    """A reader's own prompt is state to share: the link holds it, and the link opened again drafts after the same
+    words, with the preset picker on "(your own text)". A preset's words in a link pick that preset. A prompt over
+    the box's 400 characters is cut, and the page says so."""
+    visit(page, "draft/")
+    widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
+    box = widget.get_by_label("Or type your own")
+    box.fill("Mr. Darcy bought a zeppelin")
+    box.press("Tab")
+    expect(page).to_have_url(re.compile(r"[?&]prompt=Mr\.\+Darcy\+bought\+a\+zeppelin(&|$)"))
+    link = page.url
+    visit(page, "cost/")
+    visit(page, link)
+    widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
+    expect(widget.get_by_label("Or type your own")).to_have_value("Mr. Darcy bought a zeppelin")
+    expect(widget.get_by_label("Prompt", exact=True)).to_have_value("")
+    pieces = native("draft.ngram", prompt="Mr. Darcy bought a zeppelin")["prompt_pieces"]
+    expect(widget.locator(".sd-dv-piece")).to_have_text(pieces)
+
+    visit(page, "draft/?prompt=Elizabeth+could+not+help")
+    widget = live(page, '.sd-widget[data-widget="draft"] >> nth=0')
+    expect(widget.get_by_label("Prompt", exact=True)).to_have_value("Elizabeth could not help")
+
+    visit(page, "draft/?prompt=" + "a" * 450)
+    widget = page.locator('.sd-widget[data-widget="draft"]').first
+    expect(widget.locator(".sd-notice")).to_contain_text("prompt is longer than 400 characters; cut to its first 400")
+    expect(widget.get_by_label("Or type your own")).to_have_value("a" * 400)
+
+
 def test_draft_risk_chart_follows_its_sliders(page: Any) -> None:
     visit(page, "draft/")
     widget = live(page, '.sd-widget[data-widget="draft"] >> nth=1')

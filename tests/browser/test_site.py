@@ -1213,11 +1213,11 @@ def expect_mounted_and_shown(page: Any) -> None:
 
 @pytest.mark.parametrize("path", WIDGET_PAGES, ids=page_id)
 def test_every_control_the_link_holds_comes_back_from_the_link(page: Any, server: SiteServer, path: str) -> None:
-    """No lost state: each slider and select the link holds is moved (a slider by one to three presses of its
-    arrow key, a select to its next choice), and the link then names its key. Opened again from that link, every
-    control the link holds shows the value it had, with no note that a value was corrected. Two widgets of one
-    page with a control of the same key move together (the link holds one value per key). Python is held back:
-    the link is the page's own, written and read without it."""
+    """No lost state: each slider, select and text box the link holds is moved (a slider by one to three presses of
+    its arrow key, a select to its next choice, a text box given new words), and the link then names its key.
+    Opened again from that link, every control the link holds shows the value it had, with no note that a value was
+    corrected. Two widgets of one page with a control of the same key move together (the link holds one value per
+    key). Python is held back: the link is the page's own, written and read without it."""
     server.hold(MANIFEST)
     try:
         open_page(page, server, path)
@@ -1233,6 +1233,10 @@ def test_every_control_the_link_holds_comes_back_from_the_link(page: Any, server
                     at_max = field.evaluate("el => Number(el.value) >= Number(el.max)")
                     field.focus()
                     page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+            elif kind == "text":
+                # A reader's own words (Draft and Verify's prompt), committed as the box loses focus.
+                field.fill(f"It was the best of times {i}")
+                field.press("Tab")
             else:
                 continue  # a number field (the seed) is left as it is, and must come back as it is
             # A committed change (its change event) writes the link within the same task (ui/url.js).

@@ -81,7 +81,7 @@ export function snap(value, { min, step }) {
 }
 
 // Read and clamp: {values, notes}, where notes[key] says what was corrected and how. spec: {key: {min, max, step,
-// value, choices}}; keys absent from the query take spec's value. With `choices` (a list of allowed values; a select
+// value, choices}, or {kind: "text", value, maxLength}}; keys absent from the query take spec's value. With `choices` (a list of allowed values; a select
 // or a row of chips, their `options`' values) a value must be one of them: a number between two snaps to the nearer
 // by ratio, a word that is none of them is replaced.
 export function readQuery(spec = PARAMS, search = location.search) {
@@ -94,6 +94,10 @@ export function readQuery(spec = PARAMS, search = location.search) {
     const choices = range.choices ?? range.options?.map(([value]) => value);
     if (raw === null || raw === "") {
       values[key] = range.value;
+    } else if (range.kind === "text") {
+      values[key] = range.maxLength ? raw.slice(0, range.maxLength) : raw;
+      if (values[key] !== raw)
+        notes[key] = `${key} is longer than ${range.maxLength} characters; cut to its first ${range.maxLength}`;
     } else if (choices) {
       values[key] = readChoice(key, raw, { ...range, choices }, notes);
     } else if (!Number.isFinite(number)) {

@@ -365,9 +365,10 @@ function bind(el, definition, entry) {
     painted(version);
   } else if (initial) {
     const changed = specs.filter((s) => now[s.key] !== start[s.key]);
+    const quoted = (text) => `“${text.length > 40 ? `${text.slice(0, 39)}…` : text}”`;
     const said = changed.map(
       (s) =>
-        `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : `“${now[s.key]}”`}`,
+        `${s.short || PARAMS[s.key]?.short || s.label} = ${typeof now[s.key] === "number" ? String(now[s.key]) : quoted(now[s.key])}`,
     );
     pending = announce("sd-pending", `Computing for ${said.join(", ")}…`);
     pending.dataset.sdPending = "";

@@ -27,7 +27,16 @@ export function roundWidget(settings, parts) {
         live: false,
         onChange: (ctx, v) => v && ctx.set({ prompt: v }),
       },
-      { key: "prompt", label: "Or type your own", kind: "text", value: start.prompt, maxLength: 400 },
+      // In the link, as a reader's own text is state to share (the preset picker follows it).
+      {
+        key: "prompt",
+        label: "Or type your own",
+        kind: "text",
+        value: start.prompt,
+        maxLength: 400,
+        url: true,
+        short: "prompt",
+      },
       param("gamma", start.gamma),
       param("temperature", start.temperature),
       { key: "top_k", label: "Top-k (0 = all tokens)", kind: "number", min: 0, max: 1000, step: 1, value: start.top_k },
@@ -53,12 +62,11 @@ export function roundWidget(settings, parts) {
 function roundView(ctx, { stepTitle, textLabel, note, words, say, details }) {
   const { preset, prompt } = ctx.controls;
   prompt.root.classList.add("sd-dv-text-control");
-  // Typing a preset's words selects it; anything else is "your own text".
-  ctx.on(
-    prompt.input,
-    "input",
-    () => (preset.value = [...preset.input.options].some((o) => o.value === prompt.value) ? prompt.value : ""),
-  );
+  // Typing a preset's words selects it; anything else (a link's own text too) is "your own text".
+  const follow = () =>
+    (preset.value = [...preset.input.options].some((o) => o.value === prompt.value) ? prompt.value : "");
+  ctx.on(prompt.input, "input", follow);
+  follow();
   const controls = ctx.group("sd-controls", ["gamma", "temperature", "top_k", "top_p", "seed"]);
   controls.prepend(el("div", "sd-controls sd-controls--row", preset.root, prompt.root));
 
