@@ -11,8 +11,9 @@ widget's module binds it (js/ui/widget.js), the copy goes in the same task as th
 shows both or neither. The sketch's theme colours (text, grid and zero lines) become the theme's CSS variables, so
 the copy follows the reader's colour scheme; its SVGs keep their height and scale to the column's width, and below
 720 px (css/components.css), where a chart drawn for 1280 px would show at about half its size, they are not
-shown. A link whose query sets the page's controls makes the <head> script hide every copy (``html.sd-linked``,
-css/components.css): they show the defaults, and the first paint honours the link.
+shown. A link whose query sets the page's controls hides the copy, which shows the defaults (``html.sd-linked``, set
+by the <head> script, and by js/lab.js after instant navigation; css/components.css): the first paint honours the
+link.
 
 Usage: python site_assets/prerender.py SITE_DIR. The browser: $SD_CHROMIUM, else the first of CANDIDATES found.
 Without one the pages are left as the builder wrote them, and this says so: the site works the same, its first
@@ -30,6 +31,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import BrowserContext, ConsoleMessage, ViewportSize, sync_playwright
 
@@ -48,8 +50,7 @@ MAX_BYTES = 64 * 1024
 OPENING = re.compile(r'<div class="sd-widget[^"]*" data-widget="(?P<name>[a-z0-9-]+)"[^>]*>')
 TEMPLATE = re.compile(r"\s*<template\b[^>]*>.*?</template>", re.S)
 
-# Runs in the page once its first widget has painted. Returns [widget name, the copy's HTML], or null where the page
-# has no first paint to copy (its first widget waits for Python).
+# Runs in the page once its first widget has painted (PAINTED). Returns [widget name, the copy's HTML].
 COPY = """() => {
   const widget = document.querySelector(".sd-widget[data-widget]");
   const probe = document.createElement("span");
@@ -134,8 +135,10 @@ def served(site: Path) -> Iterator[str]:
 
 
 class QuietServer(http.server.ThreadingHTTPServer):
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass  # a held request the browser drops as it closes
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A request the browser dropped (a held one, as it closes) is expected; anything else is printed.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
