@@ -1051,8 +1051,6 @@ def test_every_page_sketches_its_charts_and_holds_still_while_python_boots(
 # The page's first widget placeholder as the file has it: its name and the copy's top-level elements (their opening
 # tags), and the copy's whole HTML.
 COPY_OPENINGS = re.compile(r"<[a-z]+\b[^>]*\bdata-sd-pre=\"\"[^>]*>")
-# Pages whose first widget's copy is larger than prerender.MAX_BYTES, and left out (the build prints it).
-LEFT_OUT = {"tuning/": "tuning-calculator"}
 # Pages where the build drew the first widget in: its placeholder has a build-time result.
 FIRST_INITIAL = re.compile(
     r'<div class="sd-widget[^"]*" data-widget="[a-z0-9-]+"[^>]*>\s*'
@@ -1082,16 +1080,13 @@ def test_each_page_arrives_with_its_first_widget_drawn_in_and_inert(path: str) -
     first = re.search(r'<div class="sd-widget[^"]*" data-widget="([a-z0-9-]+)"', html)
     assert first, path
     openings = COPY_OPENINGS.findall(html)
-    if path in LEFT_OUT:
-        assert first.group(1) == LEFT_OUT[path] and openings == [], openings[:3]
-        return
     assert openings, f"{path}: no build-time copy of the {first.group(1)} widget"
     assert all(" inert" in tag and 'aria-hidden="true"' in tag for tag in openings), openings
     assert THEME_COLOUR.findall(html) == []
 
 
 @no_service_worker
-@pytest.mark.parametrize("path", [p for p in COPY_PAGES if p not in LEFT_OUT], ids=page_id)
+@pytest.mark.parametrize("path", COPY_PAGES, ids=page_id)
 def test_the_build_time_copy_is_what_the_first_widget_paints(page: Any, server: SiteServer, path: str) -> None:
     """At the width the build drew it (1280 px), the copy in the HTML is, to the character, the copy the same
     script makes of the widget's own first paint in the reader's browser (Python held back): the controls, their
