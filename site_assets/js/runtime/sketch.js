@@ -852,6 +852,7 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
     const cross = partner.pixels;
     const rightSide = spec.side === "right";
     const list = ticks(axis, Math.abs(axis.pixels[1] - axis.pixels[0]));
+    let widest = 0; // the widest tick label drawn on a y axis: its title stands beyond it, as Plotly's does
     for (const tk of list) {
       const p = axis.scale(tk.value);
       if (!Number.isFinite(p) || p < Math.min(...axis.pixels) - 1 || p > Math.max(...axis.pixels) + 1) continue;
@@ -876,6 +877,7 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
           anchor: rightSide ? "start" : "end",
           fill: theme.fg,
         });
+        widest = Math.max(widest, textWidth(String(tk.text), fontSize, family));
       }
     }
     if (axis.title) {
@@ -887,7 +889,10 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
           size: fontSize + 2,
         });
       else {
-        const x = rightSide ? cross[1] + 44 : cross[0] - 44;
+        // 44 px from the axis, or beyond the widest tick label (Trees' mask labels its rows "4:small"), within the
+        // chart.
+        const off = Math.max(44, widest + 6 + fontSize);
+        const x = rightSide ? Math.min(width - fontSize, cross[1] + off) : Math.max(fontSize, cross[0] - off);
         label(axisLayer, axis.title, x, mid, {
           anchor: "middle",
           rotate: rightSide ? 90 : -90,
