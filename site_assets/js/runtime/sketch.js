@@ -499,6 +499,29 @@ function viridis(f) {
   return VIRIDIS[Math.round(x)];
 }
 
+// A colour as [r, g, b, a], from "#rrggbb" or "rgb(…)" / "rgba(…)".
+function channels(colour) {
+  if (colour.startsWith("#")) return [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16)).concat(1);
+  const [r, g, b, a = 1] = colour.match(/[\d.]+/g).map(Number);
+  return [r, g, b, a];
+}
+
+// The colour at f (0 to 1) of a heatmap's colorscale: its [position, colour] stops, linear between two, as Plotly
+// draws them (Tuning's map greys its 0, "none pays"; Trees' mask runs from a pale grey to blue); Viridis where the
+// figure names no stops.
+function scaleColour(scale, f) {
+  if (!Array.isArray(scale)) return viridis(f);
+  const x = Math.min(1, Math.max(0, f));
+  const i = scale.findIndex(([at]) => at >= x);
+  if (i <= 0) return scale[Math.max(0, i)][1];
+  const [[p0, c0], [p1, c1]] = [scale[i - 1], scale[i]];
+  const [from, to] = [channels(c0), channels(c1)];
+  const mix = from.map((v, k) => v + (to[k] - v) * (p1 > p0 ? (x - p0) / (p1 - p0) : 1));
+  const [r, g, b] = mix.slice(0, 3).map(Math.round);
+  if (mix[3] >= 1) return `#${[r, g, b].map((v) => v.toString(16).padStart(2, "0")).join("")}`;
+  return `rgba(${r}, ${g}, ${b}, ${Number(mix[3].toFixed(3))})`;
+}
+
 function drawHeatmap(g, t, xa, ya) {
   const z = t.z || [];
   const flat = z.flat().filter(isNumber);
@@ -533,24 +556,30 @@ function drawHeatmap(g, t, xa, ya) {
           y: Math.min(y0, y1),
           width: Math.abs(x1 - x0) + 0.5,
           height: Math.abs(y1 - y0) + 0.5,
-          fill: viridis((row[i] - zmin) / (zmax - zmin || 1)),
+          fill: scaleColour(t.colorscale, (row[i] - zmin) / (zmax - zmin || 1)),
         },
         g,
       );
     }
   });
-  return { zmin, zmax, title: titleOf(t.colorbar) };
+  return { zmin, zmax, title: titleOf(t.colorbar), scale: t.colorscale, ticks: t.colorbar || {} };
 }
 
 function drawColorbar(g, defs, bar, x, top, height, theme) {
-  const id = `${defs.dataset.prefix}-viridis`;
+  const id = `${defs.dataset.prefix}-scale`;
   const grad = node("linearGradient", { id, x1: 0, y1: 1, x2: 0, y2: 0 }, defs);
-  VIRIDIS.forEach((c, i) => node("stop", { offset: i / (VIRIDIS.length - 1), "stop-color": c }, grad));
+  const stops = Array.isArray(bar.scale) ? bar.scale : VIRIDIS.map((c, i) => [i / (VIRIDIS.length - 1), c]);
+  for (const [offset, colour] of stops) node("stop", { offset, "stop-color": colour }, grad);
   node("rect", { x, y: top, width: 12, height, fill: `url(#${id})` }, g);
   const step = niceStep(bar.zmax - bar.zmin || 1, 5);
-  for (let v = Math.ceil(bar.zmin / step) * step; v <= bar.zmax + 1e-9; v += step) {
+  const values = bar.ticks.tickvals;
+  const at = [];
+  if (values) values.forEach((v, i) => at.push([v, bar.ticks.ticktext?.[i] ?? formatTick(v, step)]));
+  else
+    for (let v = Math.ceil(bar.zmin / step) * step; v <= bar.zmax + 1e-9; v += step) at.push([v, formatTick(v, step)]);
+  for (const [v, text] of at) {
     const y = top + height - ((v - bar.zmin) / (bar.zmax - bar.zmin || 1)) * height;
-    label(g, formatTick(v, step), x + 16, y, { fill: theme.fg, size: 11 });
+    label(g, text, x + 16, y, { fill: theme.fg, size: 11 });
   }
   if (bar.title) label(g, bar.title, x, top - 8, { fill: theme.fg, baseline: "auto" });
 }
