@@ -46,7 +46,7 @@ VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
 TIMEOUT_MS = 60_000
 # A larger copy is left out, and the build says so: every visit would download it and the first frame lay it out
 # (Tuning's calculator copy was ~300 KB before js/runtime/sketch.js drew a heatmap's runs of equal cells as one rect;
-# it is ~61 KB now). A browser test expects a copy on every page, so a copy that grows past this fails there.
+# it is ~62 KB now). A browser test expects a copy on every page, so a copy that grows past this fails there.
 MAX_BYTES = 64 * 1024
 OPENING = re.compile(r'<div class="sd-widget[^"]*" data-widget="(?P<name>[a-z0-9-]+)"[^>]*>')
 TEMPLATE = re.compile(r"\s*<template\b[^>]*>.*?</template>", re.S)
