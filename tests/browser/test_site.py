@@ -1123,6 +1123,18 @@ COPY_COLOURS = """(scheme) => {
 }"""
 
 
+def expect_linked_copy_hidden_until_bound(page: Any, server: SiteServer, copy: Any) -> None:
+    """On the Playground opened with ?gamma=8 and its widget module held: the copy (drawn for gamma = 4) is hidden
+    under html.sd-linked; released, the widget binds with gamma = 8 and the copy is gone."""
+    expect(page.locator("html")).to_have_class(re.compile(r"\bsd-linked\b"))
+    expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
+    server.release()
+    widget = page.locator('.md-content .sd-widget[data-widget="playground"]')
+    gamma = widget.get_by_label("Speculation length \N{GREEK SMALL LETTER GAMMA}", exact=False).first
+    expect(gamma).to_have_value("8")
+    expect(copy).to_have_count(0)
+
+
 @no_service_worker
 def test_the_copy_shows_before_any_script_follows_the_scheme_and_hides_under_a_link(
     page: Any, server: SiteServer
@@ -1148,13 +1160,7 @@ def test_the_copy_shows_before_any_script_follows_the_scheme_and_hides_under_a_l
         expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
         expect(slider).to_be_visible()
         page.goto(server.base + "playground/?gamma=8", wait_until="commit")
-        expect(page.locator("html")).to_have_class(re.compile(r"\bsd-linked\b"))
-        expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
-        server.release()
-        widget = page.locator('.md-content .sd-widget[data-widget="playground"]')
-        gamma = widget.get_by_label("Speculation length \N{GREEK SMALL LETTER GAMMA}", exact=False).first
-        expect(gamma).to_have_value("8")
-        expect(copy).to_have_count(0)
+        expect_linked_copy_hidden_until_bound(page, server, copy)
     finally:
         page.close()
         server.release()
@@ -1175,13 +1181,7 @@ def test_instant_navigation_to_a_link_that_sets_controls_hides_the_copy_until_th
         _navigate_instantly(page, server.base + "playground/?gamma=8")
         copy = page.locator(".md-content .sd-widget > [data-sd-pre]")
         expect(copy.first).to_be_attached()
-        expect(page.locator("html")).to_have_class(re.compile(r"\bsd-linked\b"))
-        expect(copy.locator("svg.sd-sketch").first).to_be_hidden()
-        server.release()
-        widget = page.locator('.md-content .sd-widget[data-widget="playground"]')
-        gamma = widget.get_by_label("Speculation length \N{GREEK SMALL LETTER GAMMA}", exact=False).first
-        expect(gamma).to_have_value("8")
-        expect(copy).to_have_count(0)
+        expect_linked_copy_hidden_until_bound(page, server, copy)
     finally:
         server.release()
 
