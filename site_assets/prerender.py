@@ -1,4 +1,5 @@
-"""After the site builder and typeset.mjs: each page's first widget, drawn into its HTML as it first paints.
+"""After the site builder and typeset.mjs: each page's first widget, drawn into its HTML as it first paints, and
+the width of each formula written into it.
 
 Until now a chart could show only once the page's widget modules had run, after the page's first frame; the theme's
 start-up then often held the frame that drew it (on a 2-core machine the Playground's first chart came ~150-300 ms
@@ -14,6 +15,15 @@ the copy follows the reader's colour scheme; its SVGs keep their height and scal
 shown. A link whose query sets the page's controls hides the copy, which shows the defaults (``html.sd-linked``, set
 by the <head> script, and by js/lab.js after instant navigation; css/components.css): the first paint honours the
 link.
+
+It also writes each formula's width into the page. typeset.mjs sets the math in KaTeX's HTML, whose heights are in
+the markup but whose widths come from KaTeX's fonts, which KaTeX's stylesheet declares ``font-display: block``:
+until a font arrives, the math is laid out, unseen, in a fallback font, and when it arrives the lines around it
+break anew. A page whose fonts came after its first paint moved: Trees at 390 px by 0.155 (the Layout Instability
+API's score; 0.1 is "good"). So, once the fonts have loaded, each ``katex-base`` (KaTeX's unbreakable run of a
+formula; a line may break between two) is measured, its details, tabs and deferred sections shown, and its width
+written in em as an inline style. KaTeX's stylesheet sizes it ``min-content``: the same width, to under 0.1 px, once
+the font is there, and a fixed one before.
 
 Usage: python site_assets/prerender.py SITE_DIR. The browser: $SD_CHROMIUM, else the first of CANDIDATES found.
 Without one the pages are left as the builder wrote them, and this says so: the site works the same, its first
@@ -106,11 +116,30 @@ COPY = """() => {
   return [widget.dataset.widget, parts.join("")];
 }"""
 
+# Each formula's unbreakable runs (KaTeX's katex-base spans), in document order: the width in em of each one laid
+# out, once every font has loaded, or null for one that is not (a hidden tab of a kind this does not open).
+# Everything the page hides until the reader or Python shows it is shown first: deferred sections (html.sd-boot),
+# closed details, the content tabs not selected.
+MATH_WIDTHS = """async () => {
+  document.documentElement.classList.remove("sd-boot");
+  for (const details of document.querySelectorAll("details")) details.open = true;
+  const style = document.createElement("style");
+  style.textContent = ".tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }";
+  document.head.append(style);
+  await document.fonts.ready;
+  return [...document.querySelectorAll(".katex .katex-base")].map((run) => {
+    if (!run.getClientRects().length) return null;
+    const em = parseFloat(getComputedStyle(run).fontSize);
+    return Math.round((10000 * run.getBoundingClientRect().width) / em) / 10000;
+  });
+}"""
+MATH_RUN = re.compile(r'<span class="katex-base"( style="[^"]*")?>')
+
 # The first widget has painted its build-time result. Its charts are sketched in a microtask of that paint's task
 # (js/runtime/charts.js), so they are drawn by the time this is polled (at an animation frame).
 PAINTED = """() => {
   const widget = document.querySelector(".sd-widget[data-widget]");
-  if (!widget.querySelector(":scope > template[data-sd-initial]")) return "none";
+  if (!widget?.querySelector(":scope > template[data-sd-initial]")) return "none";
   return Number(widget.dataset.sdPaints || 0) >= 1 ? "painted" : "";
 }"""
 
@@ -161,13 +190,35 @@ def insert(html: str, name: str, copy: str, page: Path) -> str:
     return html[:at] + copy + html[at:]
 
 
+def with_widths(html: str, widths: list[float | None], page: Path) -> str:
+    """The page's HTML with each formula run's measured width (em) as its inline style."""
+    runs = MATH_RUN.findall(html)
+    if any(runs):
+        raise SystemExit(f"{page}: its formulas have widths already (run on a page this script has written)")
+    if len(runs) != len(widths):
+        raise SystemExit(f"{page}: {len(widths)} formula runs in the browser, {len(runs)} in the file")
+    measured = iter(widths)
+
+    def sized(match: re.Match[str]) -> str:
+        width = next(measured)
+        return match[0] if width is None else f'<span class="katex-base" style="width:{width:g}em">'
+
+    return MATH_RUN.sub(sized, html)
+
+
 def pages(site: Path) -> list[Path]:
-    return sorted(p for p in site.rglob("index.html") if OPENING.search(p.read_text(encoding="utf-8")))
+    """The pages with a widget or a formula."""
+    found = []
+    for page in sorted(site.rglob("index.html")):
+        html = page.read_text(encoding="utf-8")
+        if OPENING.search(html) or MATH_RUN.search(html):
+            found.append(page)
+    return found
 
 
-def copy_of(context: BrowserContext, url: str) -> tuple[str, str] | None:
-    """[widget name, the copy's HTML] of the first widget on the page at ``url``, or None where it has no first
-    paint before Python (no build-time result)."""
+def visit(context: BrowserContext, url: str) -> tuple[tuple[str, str] | None, list[float | None]]:
+    """[widget name, the copy's HTML] of the first widget on the page at ``url`` (None where it has none or no
+    first paint before Python: no build-time result), and the widths of its formulas' runs (MATH_WIDTHS)."""
     page = context.new_page()
     errors: list[str] = []
 
@@ -180,12 +231,15 @@ def copy_of(context: BrowserContext, url: str) -> tuple[str, str] | None:
     try:
         page.goto(url)
         state = page.wait_for_function(PAINTED, timeout=TIMEOUT_MS).json_value()
+        copy = None
+        if state == "painted":
+            name, html = page.evaluate(COPY)
+            copy = str(name), str(html)
+        # After the copy, which is of the page as it first paints: the widths' script shows what the page hides.
+        widths = [None if w is None else float(w) for w in page.evaluate(MATH_WIDTHS)]
         if errors:
             raise SystemExit(f"prerender: {url}: the page logged errors: {errors}")
-        if state != "painted":
-            return None
-        name, copy = page.evaluate(COPY)
-        return str(name), str(copy)
+        return copy, widths
     finally:
         page.close()
 
@@ -196,6 +250,7 @@ def main(site: Path) -> None:
         print(f"prerender: no Chromium ({', '.join(CANDIDATES)}; or set SD_CHROMIUM): {site}'s pages are left as built")
         return
     done = []
+    runs = 0
     with served(site) as base, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
         context = browser.new_context(viewport=VIEWPORT, color_scheme="light", service_workers="block")
@@ -203,18 +258,20 @@ def main(site: Path) -> None:
         context.route("**/vendor/pyodide/**", lambda route: None)
         for page_file in pages(site):
             path = page_file.relative_to(site).parent.as_posix()
-            found = copy_of(context, base + ("" if path == "." else path + "/"))
-            if found is None:
-                continue
-            name, copy = found
-            if len(copy.encode()) > MAX_BYTES:
-                done.append(f"{path} ({name}: left out, {len(copy.encode()) // 1024} KB)")
-                continue
-            html = page_file.read_text(encoding="utf-8")
-            page_file.write_text(insert(html, name, copy, page_file), encoding="utf-8")
-            done.append(f"{path} ({name}, {len(copy.encode()) // 1024} KB)")
+            found, widths = visit(context, base + ("" if path == "." else path + "/"))
+            html = with_widths(page_file.read_text(encoding="utf-8"), widths, page_file)
+            runs += sum(width is not None for width in widths)
+            if found is not None:
+                name, copy = found
+                if len(copy.encode()) > MAX_BYTES:
+                    done.append(f"{path} ({name}: left out, {len(copy.encode()) // 1024} KB)")
+                else:
+                    html = insert(html, name, copy, page_file)
+                    done.append(f"{path} ({name}, {len(copy.encode()) // 1024} KB)")
+            page_file.write_text(html, encoding="utf-8")
         browser.close()
     print(f"prerender: the first widget of {len(done)} pages in {site}: {', '.join(done)}")
+    print(f"prerender: the widths of {runs} formula runs")
 
 
 if __name__ == "__main__":

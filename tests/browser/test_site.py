@@ -989,12 +989,17 @@ def expect_sliders_reachable_by_tab_and_moved_by_arrows(page: Any) -> None:
 def test_every_page_arrives_with_its_math_typeset(path: str) -> None:
     """make site typesets the math into the built page (site_assets/typeset.mjs): each formula
     pymdownx.arithmatex wrote is KaTeX's HTML, no TeX source is left, and the page loads no KaTeX script (js/math.js
-    loads it for search results only)."""
+    loads it for search results only). Each of the formulas' unbreakable runs carries its width in em, measured
+    with the fonts loaded (site_assets/prerender.py)."""
     html = page_html(path)
     formulas = re.findall(r'<(span|div) class="arithmatex">(.{0,40})', html)
     untypeset = [inner for _, inner in formulas if not inner.startswith('<span class="katex')]
     assert untypeset == [], untypeset[:5]
     assert "katex.min.js" not in html and "auto-render" not in html
+    runs = re.findall(r'<span class="katex-base"([^>]*)>', html)
+    assert len(runs) >= len(formulas)
+    unsized = [run for run in runs if not re.fullmatch(r' style="width:\d+(\.\d+)?em"', run)]
+    assert unsized == [], unsized[:5]
 
 
 # The page's layout shifts so far (the Layout Instability API, buffered from navigation), each with when it came and
@@ -1043,6 +1048,35 @@ def test_every_page_sketches_its_charts_and_holds_still_while_python_boots(
         assert renders and set(renders) == {"1"}, renders
     finally:
         page.close()  # before the manifest is released: this page's Python is not needed
+        server.release()
+
+
+# The KaTeX fonts of the page's math still loading (KaTeX's stylesheet declares them font-display: block).
+KATEX_FONTS_LOADING = (
+    "() => [...document.fonts].filter((f) => f.family.startsWith('KaTeX') && f.status === 'loading').length"
+)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_the_math_keeps_its_width_while_its_fonts_load(page: Any, context: Any, server: SiteServer, path: str) -> None:
+    """On a phone, a first visit whose KaTeX fonts come after the page's first paint: the text does not move when
+    they come. Each formula run's width is in the page (site_assets/prerender.py); without it, the math is laid
+    out in a fallback font until its own arrives, and the lines around it break anew: Trees moved by 0.155 when
+    its fonts were held so. The fonts are held at the server (a fresh browser context: none is cached) until the
+    page has painted, then released; the layout shifts until they have loaded add up to at most SHIFT_LIMIT."""
+    page.set_viewport_size(VIEWPORTS["phone"])
+    server.hold(MANIFEST, ".woff2")
+    try:
+        page.goto(server.base + path, wait_until="commit")  # the load event waits for the preloaded fonts
+        page.wait_for_function("() => performance.getEntriesByName('first-contentful-paint').length > 0")
+        assert page.evaluate(KATEX_FONTS_LOADING) > 0  # the page has painted with fonts still to come
+        server.release()
+        page.wait_for_load_state("load")
+        shifts = page.evaluate(LAYOUT_SHIFTS)
+        assert page.evaluate(KATEX_FONTS_LOADING) == 0
+        assert sum(s["value"] for s in shifts) <= SHIFT_LIMIT, shifts
+    finally:
+        page.close()
         server.release()
 
 
