@@ -305,6 +305,18 @@ def test_exact_check_tables_are_computed_for_the_readers_weights(page: Any) -> N
     expect(verdict).to_contain_text(f"all {prefixes} prefixes of 4 tokens, as many as one round with \u03b3 = 3")
     expect(metric(widget, "exact")).to_have_attribute("data-value", "1")
 
+    # The reader's weights and gamma are in the link, and come back from it: the same tables, computed for them.
+    expect(page).to_have_url(re.compile(r"[?&]p2=0(&|$)"))
+    expect(page).to_have_url(re.compile(r"[?&]gamma=3(&|$)"))
+    widget = open_live(page, page.url, "exact-check")  # an absolute URL: the link as it stands
+    expect(widget.get_by_label("Target weight C")).to_have_value("0")
+    expect(widget.get_by_label("Target weight A")).to_have_value("8")
+    expect(widget.get_by_label(GAMMA_LABEL)).to_have_value("3")
+    expect(page.locator(".sd-notice")).to_have_count(0)
+    expect(metric(widget, "round-prefixes")).to_have_attribute("data-value", js_number(prefixes))
+    expect(widget.locator(".sd-cbe-check--ok")).to_have_count(cells)
+    verdict = widget.locator(".sd-verdict")
+
     # No target weight left: nothing can be checked, so no verdict, tile or table row from the last weights stays.
     for token in ("A", "B"):
         widget.get_by_label(f"Target weight {token}").fill("0")

@@ -1,6 +1,7 @@
 // Widget "exact-check": exactness in exact arithmetic. From small integer weights for p and q over three tokens and γ,
 // Python (theory.py, with fractions.Fraction) returns the tables and the check of the first γ + 1 tokens: every ✓
-// is a comparison Python made, not a label.
+// is a comparison Python made, not a label. The weights and γ are in the link, so a reader's counterexample can be
+// shared.
 
 import { define } from "../ui/widget.js";
 import { announce, el, scroller } from "../ui/controls.js";
@@ -13,9 +14,10 @@ const PRESETS = [
   ["One-hot draft", [5, 3, 2], [0, 1, 0]],
 ];
 const TOKENS = ["A", "B", "C"];
+const WEIGHT = { kind: "number", min: 0, max: 99, step: 1, url: true };
 const WEIGHTS = TOKENS.flatMap((token, i) => [
-  { key: `p${i}`, label: `Target weight ${token}`, kind: "number", min: 0, max: 99, step: 1 },
-  { key: `q${i}`, label: `Draft weight ${token}`, kind: "number", min: 0, max: 99, step: 1 },
+  { key: `p${i}`, label: `Target weight ${token}`, short: `target weight ${token}`, ...WEIGHT },
+  { key: `q${i}`, label: `Draft weight ${token}`, short: `draft weight ${token}`, ...WEIGHT },
 ]);
 const weights = (v, side) => TOKENS.map((_, i) => v[`${side}${i}`]);
 
@@ -50,7 +52,7 @@ export default define(import.meta.url, (settings) => {
     // Weights, not probabilities: p(x) = weight / sum, so every value is an exact fraction.
     controls: [
       ...WEIGHTS.map((w) => ({ ...w, value: args[w.key[0]][Number(w.key[1])] })),
-      param("gamma", args.gamma, { max: 3, url: false }),
+      param("gamma", args.gamma, { max: 3 }),
     ],
     metrics: [
       { name: "exact", label: "Every probability equal to the target's?", format: (v) => (v ? "yes ✓" : "no ✗") },
