@@ -1186,6 +1186,9 @@ def test_the_copy_shows_before_any_script_follows_the_scheme_and_hides_under_a_l
         expect(copy.locator("svg.sd-sketch").first).to_be_visible()
         light, dark = page.evaluate(COPY_COLOURS, "default"), page.evaluate(COPY_COLOURS, "slate")
         assert light[0] == light[1] and dark[0] == dark[1] and light[1] != dark[1], (light, dark)
+        # The line for readers without JavaScript is not there (test_without_javascript_...).
+        widget = page.locator(".md-content .sd-widget").first
+        assert widget.evaluate("(el) => getComputedStyle(el, '::before').content") == "none"
         slider = copy.locator("input[type=range]").first
         slider.evaluate("(el) => el.focus()")
         expect(slider).not_to_be_focused()
@@ -1242,6 +1245,17 @@ def test_a_first_visit_paints_in_the_scheme_the_system_asks_for(page: Any, serve
     finally:
         page.close()
         server.release()
+
+
+@pytest.mark.browser_context_args(java_script_enabled=False)
+def test_without_javascript_the_copy_says_its_controls_need_it(page: Any, server: SiteServer) -> None:
+    """A reader without JavaScript gets the build-time copy of the first widget, whose controls cannot act: a line
+    above it says why (test_the_copy_shows_before_any_script_... checks that it is not there with JavaScript)."""
+    open_page(page, server, "playground/")
+    widget = page.locator(".md-content .sd-widget").first
+    expect(widget.locator(":scope > [data-sd-pre]").first).to_be_visible()
+    said = widget.evaluate("(el) => getComputedStyle(el, '::before').content")
+    assert "needs JavaScript" in said, said
 
 
 # The page's controls that the link holds (data-sd-url names the key), but those a widget keeps hidden for now, in
