@@ -36,7 +36,7 @@ const loaded = new Map(); // bundle name -> Plotly, once its script has run
 const charts = new Set(); // targets drawn (or about to be), redrawn when the palette changes
 let plotlyWanted = false; // Plotly may load: Python is ready, or has failed
 
-export function bundleFor(figure) {
+function bundleFor(figure) {
   return (figure.data || []).some((trace) => GL3D.has(trace.type)) ? "gl3d" : "cartesian";
 }
 

@@ -75,7 +75,7 @@ export const param = (key, value, more = {}) => ({
 
 const decimals = (step) => (String(step).split(".")[1] ?? "").length;
 
-export function snap(value, { min, step }) {
+function snap(value, { min, step }) {
   if (!step) return value;
   return Number((min + Math.round((value - min) / step) * step).toFixed(decimals(step)));
 }
