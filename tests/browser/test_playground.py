@@ -285,14 +285,15 @@ def test_predict_then_test_buttons_set_the_controls(page: Any) -> None:
     widget = open_live(page)
     quality = widget.get_by_label("Draft quality")
     gamma = widget.get_by_label(GAMMA)
-    stop = widget.get_by_role("button", name="Stop", exact=True)
+    run = widget.get_by_role("button", name="Run", exact=True)
 
     widget.locator('[data-experiment="good"]').click()
     expect(quality).to_have_value("0.95")
     expect(gamma).to_have_value("4")
     expect(metric(page, "rounds")).not_to_have_attribute("data-value", "0")
-    stop.click()
-    expect(widget.get_by_role("button", name="Run", exact=True)).to_be_visible()
+    # Each experiment's Run plays its 2,000 rounds to the end (~0.4 s idle). Stop is not pressed: the run can end
+    # first, under load, and the Stop button is then gone (a test run failed so, waiting for it).
+    expect(run).to_be_visible(timeout=RUN_TIMEOUT)
     played = int(metric(page, "rounds").get_attribute("data-value"))
 
     # Experiment 2 keeps the run: rounds go on from where they were, under the new quality. Its text points at the
@@ -306,14 +307,13 @@ def test_predict_then_test_buttons_set_the_controls(page: Any) -> None:
         "n => Number(document.querySelector('[data-widget=playground] [data-metric=rounds]').dataset.value) > n",
         arg=played + 20,
     )
-    stop.click()
-    expect(widget.get_by_role("button", name="Run", exact=True)).to_be_visible()
+    expect(run).to_be_visible(timeout=RUN_TIMEOUT)
     assert int(metric(page, "rounds").get_attribute("data-value")) > played
 
     widget.locator('[data-experiment="wasted"]').click()
     expect(quality).to_have_value("0.3")
     expect(gamma).to_have_value("8")
-    stop.click()
+    expect(run).to_be_visible(timeout=RUN_TIMEOUT)
     expect(page).to_have_url(re.compile(r"quality=0\.3.*gamma=8|gamma=8.*quality=0\.3"))
 
 
