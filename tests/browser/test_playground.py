@@ -317,6 +317,35 @@ def test_predict_then_test_buttons_set_the_controls(page: Any) -> None:
     expect(page).to_have_url(re.compile(r"quality=0\.3.*gamma=8|gamma=8.*quality=0\.3"))
 
 
+# Presses Run, then Stop the moment the button reads Stop (in the page, so no round trip to the test can let the
+# run end first).
+RUN_THEN_STOP = """(button) => new Promise((resolve) => {
+  const watch = new MutationObserver(() => {
+    if (button.textContent !== "Stop") return;
+    watch.disconnect();
+    button.click();
+    resolve();
+  });
+  watch.observe(button, { childList: true, characterData: true, subtree: true });
+  button.click();
+})"""
+
+
+def test_stop_ends_a_run_early(page: Any) -> None:
+    """Stop ends a Run between two of its calls: the run stops well short of its 2,000 rounds, the button reads Run
+    again, and the rounds on screen stay as they are."""
+    widget = open_live(page)
+    run = widget.get_by_role("button", name="Run", exact=True)
+    run.evaluate(RUN_THEN_STOP)
+    expect(run).to_be_visible(timeout=RUN_TIMEOUT)
+    expect(widget).not_to_have_attribute("data-sd-running", re.compile(r"."))
+    rounds = int(metric(page, "rounds").get_attribute("data-value") or 0)
+    assert rounds < 2000, rounds
+    # Nothing still runs: a Step adds exactly one round.
+    widget.get_by_role("button", name="Step", exact=True).click()
+    expect(metric(page, "rounds")).to_have_attribute("data-value", str(rounds + 1))
+
+
 def test_takeaway_follows_the_setting(page: Any) -> None:
     widget = open_live(page)
     takeaway = page.locator('.sd-widget[data-widget="playground-takeaway"] .sd-chart')
