@@ -1258,6 +1258,34 @@ def test_without_javascript_the_copy_says_its_controls_need_it(page: Any, server
     assert "needs JavaScript" in said, said
 
 
+@pytest.mark.browser_context_args(java_script_enabled=False, viewport={"width": 390, "height": 844})
+def test_without_javascript_a_phone_shows_the_copys_charts_whole(page: Any, server: SiteServer) -> None:
+    """On a phone, with JavaScript, the copy's charts (drawn for 1280 px) keep their place unseen until the widget
+    draws its own. Without JavaScript nothing will: on every page with a copy, each of its charts shows, scaled to
+    the column at the aspect it was drawn with (its height within a pixel of its width times the drawing's), so no
+    empty space is held for it; the page does not scroll sideways; and the copy's "numbers, as tables", which a
+    script fills when it opens, is not shown."""
+    copies = [p for p in WIDGET_PAGES if 'data-sd-pre=""' in page_html(p)]
+    assert copies, "no page holds a build-time copy of its first widget"
+    charts = tables = 0
+    for path in copies:
+        open_page(page, server, path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        sketches = page.locator(".md-content .sd-widget > [data-sd-pre] svg.sd-sketch")
+        for i in range(sketches.count()):
+            expect(sketches.nth(i)).to_be_visible()
+            box = sketches.nth(i).evaluate(
+                """(s) => ({ width: s.getBoundingClientRect().width, height: s.getBoundingClientRect().height,
+                    drawnWidth: s.viewBox.baseVal.width, drawnHeight: s.viewBox.baseVal.height })"""
+            )
+            scaled = box["width"] * box["drawnHeight"] / box["drawnWidth"]
+            assert 0 < box["width"] <= 390 and abs(box["height"] - scaled) <= 1, (path, box)
+            charts += 1
+        tables += page.locator(".md-content .sd-widget > .sd-data[data-sd-pre]").count()
+        expect(page.locator(".md-content .sd-widget > .sd-data[data-sd-pre]:visible")).to_have_count(0)
+    assert charts and tables, (charts, tables)
+
+
 # The page's controls that the link holds (data-sd-url names the key), but those a widget keeps hidden for now, in
 # document order: each is marked with its index, and their keys, types and values are returned.
 MARK_FIELDS = """() => [...document.querySelectorAll('.md-content .sd-widget :is(input, select)[data-sd-url]')]
