@@ -230,7 +230,7 @@ def _scene_layout(rounds: int, gamma: int) -> dict[str, Any]:
             "zaxis": axis("u vs min(1, p/q)", [0, 1.25], **z_ticks),
             "aspectmode": "manual",
             "aspectratio": {"x": 2.0, "y": 1.0, "z": 0.75},
-            "camera": {"eye": {"x": 1.2, "y": -1.65, "z": 0.75}, "center": {"x": 0, "y": 0, "z": -0.2}},
+            "camera": {"eye": {"x": 1.32, "y": -1.815, "z": 0.825}, "center": {"x": 0, "y": 0, "z": -0.35}},
             "dragmode": "turntable",
         },
     }

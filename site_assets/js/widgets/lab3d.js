@@ -71,18 +71,19 @@ function fit(figure, width) {
   const eye = scene?.camera?.eye;
   if (!eye || !width || width >= 640) return figure;
   const far = structuredClone(figure);
-  const k = 1.25;
+  const k = 1.15;
   far.layout.scene.camera.eye = { x: eye.x * k, y: eye.y * k, z: eye.z * k };
   far.layout.scene.aspectratio = { x: 1.3, y: 1, z: 0.8 };
   far.layout.height = Math.min(figure.layout.height || 500, 420);
   // Long axis titles would still reach past the sides on a phone: a short one for the draft position, and none for
   // the height, whose title falls at the very left edge (its ticks, "sampled" and the legend say what it is).
-  // Plotly does not thin a 3D axis's ticks at that width: the round axis's 16 labels ran into each other.
+  // Plotly does not thin a 3D axis's ticks on a narrow screen: the round axis's 16 labels ran into each other
+  // (below 640 px; one in four below 480 px, one in two above).
+  const { xaxis, yaxis, zaxis } = far.layout.scene;
+  xaxis.dtick = Math.max(xaxis.dtick || 1, width < 480 ? 4 : 2);
   if (width < 480) {
-    const { xaxis, yaxis, zaxis } = far.layout.scene;
     yaxis.title = { ...yaxis.title, text: "position" };
     zaxis.title = { ...zaxis.title, text: "" };
-    xaxis.dtick = Math.max(xaxis.dtick || 1, 4);
   }
   return far;
 }
