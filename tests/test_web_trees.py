@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -95,6 +96,52 @@ def test_tree_figure_marks_every_fate_with_a_colour_and_a_symbol() -> None:
     assert "accepted" in fates or "rejected" in fates
     assert len(set(fates.values())) == len(fates)  # the symbol tells the fates apart without colour
     assert fig["data"][1]["name"] == "verified path"
+
+
+def _segments(trace: dict[str, Any]) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """A lines trace's segments: consecutive points, a None ending a run."""
+    points = list(zip(trace["x"], trace["y"], strict=True))
+    return [(a, b) for a, b in itertools.pairwise(points) if None not in a and None not in b]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"k": 1, "depth": 4, "seed": 0},  # a chain: each node's one child on its own row
+        {"k": 2, "depth": 3, "seed": 1},
+        {"k": 3, "depth": 2, "seed": 4},  # three children: the middle one on the parent's row
+        {"k": 3, "depth": 2, "seed": 2, "replacement": False},
+        {"k": 4, "depth": 2, "seed": 7},
+    ],
+)
+def test_no_edge_of_the_tree_drawing_runs_through_a_label(settings: dict[str, Any]) -> None:
+    """A label sits to the right of its node, at its height ("middle right") or above it ("top right"). Edges go
+    straight up or down out of a parent and level into the child, so only a level segment can cross a label: one
+    at a node's height that passes to the right of it. For every labelled round drawn, no level segment of an edge
+    or of the verified path does so for a node labelled at its height, and each segment is level or upright."""
+    checked = 0
+    for rounds in range(1, 9):
+        fig = play(pair="agreement", alpha=0.6, rounds=rounds, **settings)["figures"]["tree"]
+        segments = [s for t in fig["data"] if t.get("mode") == "lines" for s in _segments(t)]
+        labelled = [t for t in fig["data"] if t.get("mode") == "markers+text"]
+        if not labelled:
+            continue
+        for (x0, y0), (x1, y1) in segments:
+            assert x0 == x1 or y0 == y1, ((x0, y0), (x1, y1))
+        at_height = [
+            (x, y, word)
+            for t in labelled
+            for x, y, word, where in zip(t["x"], t["y"], t["text"], t["textposition"], strict=True)
+            if where == "middle right"
+        ]
+        for (x0, y0), (x1, y1) in segments:
+            if y0 != y1:
+                continue
+            low, high = sorted((x0, x1))
+            crossed = [word for x, y, word in at_height if y == y0 and low <= x < high]
+            assert not crossed, (rounds, crossed, (x0, y0), (x1, y1))
+        checked += 1
+    assert checked >= 4
 
 
 def test_big_trees_are_drawn_in_part_and_the_mask_capped() -> None:

@@ -17,6 +17,7 @@ Non-goals: continuing generation across rounds (the Playground does), the cost i
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections import Counter
@@ -283,26 +284,36 @@ def tree_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
     shown = _shown(tree)
     y = _positions(tree, shown)
     x = {n: float(tree.nodes[n].depth) for n in shown}
+    # Each edge leaves its parent straight up or down, then runs level into the child: a label to the right of its
+    # node is never crossed (a slanted edge ran through the labels of nodes with two children).
     edge_x: list[float | None] = []
     edge_y: list[float | None] = []
     for n in shown[1:]:
-        edge_x += [x[tree.nodes[n].parent], x[n], None]
-        edge_y += [y[tree.nodes[n].parent], y[n], None]
+        parent = tree.nodes[n].parent
+        edge_x += [x[parent], x[parent], x[n], None]
+        edge_y += [y[parent], y[n], y[n], None]
     path = [0, *tree.path, len(tree.nodes) - 1]
+    path_x, path_y = [x[0]], [y[0]]
+    for parent, n in itertools.pairwise(path):
+        path_x += [x[parent], x[n]]
+        path_y += [y[n], y[n]]
     data: list[PlotTrace] = [
         {"type": "scatter", "mode": "lines", "name": "drafted edges", "x": edge_x, "y": edge_y, "hoverinfo": "skip"}
         | {"line": {"color": COLORS["discarded"], "width": 1}, "showlegend": False},
-        line([x[n] for n in path], [y[n] for n in path], name="verified path", role="accepted")
+        line(path_x, path_y, name="verified path", role="accepted")
         | {"line": {"color": COLORS["accepted"], "width": 5}, "hoverinfo": "skip"},
     ]
     labelled = len(shown) <= SHOW_LABELS
+    # A node whose edge runs level out of it (a child on its own row) has its label above that edge.
+    level = {tree.nodes[n].parent for n in shown[1:] if y[n] == y[tree.nodes[n].parent]}
     for fate, (name, role, symbol) in FATES.items():
         members = [tree.nodes[n] for n in shown if tree.nodes[n].fate == fate]
         if not members:
             continue
         words = [_label(pair, node.token) if node.token >= 0 else "context" for node in members]
         trace = line([x[m.index] for m in members], [y[m.index] for m in members], name=name, role=role)
-        trace |= {"mode": "markers+text" if labelled else "markers", "text": words, "textposition": "middle right"}
+        where = ["top right" if m.index in level else "middle right" for m in members]
+        trace |= {"mode": "markers+text" if labelled else "markers", "text": words, "textposition": where}
         trace |= {"hovertemplate": f"%{{text}}<extra>{name}</extra>"}
         trace["marker"] = {"color": COLORS[role], "symbol": symbol, "size": 13 if labelled else 7, "line": {"width": 2}}
         if symbol in ("x", "circle-open"):

@@ -486,10 +486,13 @@ function drawScatter(g, t, xa, ya, theme) {
   }
   if (mode.includes("text")) {
     const texts = Array.isArray(t.text) ? t.text : [];
-    const right = String(t.textposition || "").includes("right");
+    // One position for every point, or one each ("top right" sets a label above its marker).
+    const at = (i) => String((Array.isArray(t.textposition) ? t.textposition[i] : t.textposition) || "");
     points.forEach((p, i) => {
-      if (p && texts[i])
-        label(g, texts[i], p[0] + (right ? 2 : 0), p[1], { anchor: right ? "start" : "middle", fill: theme.fg });
+      if (!p || !texts[i]) return;
+      const right = at(i).includes("right");
+      const above = at(i).startsWith("top") ? (t.marker?.size ?? 6) / 2 + 6 : 0;
+      label(g, texts[i], p[0] + (right ? 2 : 0), p[1] - above, { anchor: right ? "start" : "middle", fill: theme.fg });
     });
   }
 }
