@@ -62,6 +62,16 @@ def test_typical_knobs_move_the_figures() -> None:
     assert a["figures"]["positions"]["data"][0]["y"] == b["figures"]["positions"]["data"][0]["y"]  # exact: same
 
 
+def test_first_token_chart_names_each_bar_by_its_own_word() -> None:
+    """The law chart's categories are the words alone, with no rank before them ("1. ▁and" tilted into its
+    neighbours on a phone): eight, all distinct (a category axis would merge two equal names into one bar)."""
+    for seed in range(4):
+        law = call("drafters.typical", epsilon=0.05, delta=0.1, gamma=4, tokens=64, seed=seed)["figures"]["law"]
+        target, lossy = law["data"]
+        assert target["x"] == lossy["x"] and len(set(target["x"])) == len(target["x"]) == 8
+        assert not any(name[0].isdigit() and ". " in name for name in target["x"]), target["x"]
+
+
 def test_published_predictions_are_equation_1() -> None:
     rows = call("drafters.published")["rows"]
     with_alpha = [r for r in rows if r["alpha"] is not None]

@@ -296,11 +296,9 @@ def _law_figure(pair: models.Pair, p: list[float], q: list[float], eps: float, d
     """The first token's law after the passage: the target's p, and what typical acceptance emits instead."""
     out = [float(x) for x in drafters.typical_output_distribution(p, q, eps, dlt)]
     ids = top_tokens([max(a, b) for a, b in zip(p, out, strict=True)], 8)
-    # The words alone, short enough to stand level under their bars on a phone; ranked ("1. the") only where two
-    # would read alike, as a category axis merges equal names.
+    # The words alone (the vocabulary's are distinct: a category axis would merge equal names), in order of
+    # probability: a rank before each ("1. ▁and") made the tilted labels interleave on a phone.
     names = [pair.vocab[t] for t in ids]
-    if len(set(names)) < len(names):
-        names = [f"{i + 1}. {name}" for i, name in enumerate(names)]
     target = bar(names, rounded([p[t] for t in ids]), name="target p (= the exact rule's output)", role="target")
     lossy = bar(names, rounded([out[t] for t in ids]), name="typical acceptance's output", role="rejected")
     top = max(max(p[t] for t in ids), max(out[t] for t in ids))
