@@ -207,6 +207,23 @@ def test_policies_streamed_in_chunks_equal_one_call() -> None:
     assert chunked["done"] and once["done"]
 
 
+def test_policy_panels_keep_headroom_above_their_tallest_bar() -> None:
+    """Each of the four panels has its own y axis running from 0 to 12% above its tallest bar (autoranged, the
+    oracle's bar reached the panel's top edge). A panel whose bars are all 0 (the oracle alone discards nothing)
+    keeps Plotly's range from 0 rather than a range of no height."""
+    for seed in range(3):
+        figure = call("tuning.policies", tokens=60, seed=seed, gamma=4)["figure"]
+        layout = figure["layout"]
+        for suffix in ("", "2", "3", "4"):
+            bars = [t["y"][0] for t in figure["data"] if t.get("yaxis", "y") == f"y{suffix}"]
+            assert len(bars) == len(POLICIES)
+            low, high = layout[f"yaxis{suffix}"]["range"]
+            assert low == 0 and max(bars) > 0 and high == pytest.approx(1.12 * max(bars), abs=1e-6)
+    alone = call("tuning.policies", tokens=60, seed=0, gamma=4, policies_=["oracle"])["figure"]
+    assert [t["y"][0] for t in alone["data"] if t.get("yaxis") == "y3"] == [0.0]
+    assert "range" not in alone["layout"]["yaxis3"] and alone["layout"]["yaxis3"]["rangemode"] == "tozero"
+
+
 def test_policies_emit_exactly_the_budget_per_policy() -> None:
     result = run_chunks(3, 20, seed=3)
     for name in POLICIES:
