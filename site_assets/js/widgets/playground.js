@@ -114,15 +114,15 @@ function view(ctx) {
     theoryTile("Tokens / target pass", "tokens-per-pass"),
     theoryTile("Speedup (cost c)", "speedup"),
     tile("Tokens emitted", output("tokens-emitted"), "in ", output("rounds"), roundsWord),
+    // Each figure stays with its name when the line wraps ("χ² p" above its "—" read as two lines of one).
     tile(
       "Output = target?",
       output("exact", "sd-verdict-value"),
-      "TV ",
-      output("tv-distance"),
-      " (noise ≈ ",
-      output("tv-noise"),
-      ") · χ² p ",
-      output("p-value"),
+      el("span", "sd-nowrap", "TV ", output("tv-distance")),
+      " ",
+      el("span", "sd-nowrap", "(noise ≈ ", output("tv-noise"), ")"),
+      " · ",
+      el("span", "sd-nowrap", "χ² p ", output("p-value")),
     ),
   );
   // The whole-run numbers average every round so far; these show what the settings of the last rounds give.
