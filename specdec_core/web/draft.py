@@ -154,6 +154,7 @@ def _panel(i: int, pos: dict[str, Any], x_dom: list[float], y_dom: list[float]) 
     traces.append(
         line([a["p"] for a in alts], words, name=name, role="target", mode="markers", marker=diamond)
         | {"legendgroup": "target", "hovertemplate": "p(%{y}) = %{x:.4f}<extra></extra>"}
+        | {"cliponaxis": False}  # a p of 1 sits on the axis's end: drawn whole, not cut in half
     )
     # Each panel on its own scale: a drafted word's q is often a few percent, invisible on a 0..1 axis.
     top = min(1.0, 1.15 * max(a[key] for a in alts for key in ("q", "p"))) or 1.0

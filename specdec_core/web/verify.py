@@ -168,7 +168,8 @@ def _round_figure(positions: list[dict[str, Any]]) -> Figure:
             continue
         style = {"symbol": symbol, "size": 14, "line": {"width": 2, "color": COLORS[outcome]}}
         u, hover_u = [pos["u"] for pos in picked], "%{x}<br>u = %{y:.3f}<extra></extra>"
-        marks.append(line(labels, u, name=f"u ({outcome})", role=outcome, mode="markers", marker=style, hover=hover_u))
+        mark = line(labels, u, name=f"u ({outcome})", role=outcome, mode="markers", marker=style, hover=hover_u)
+        marks.append(mark | {"cliponaxis": False})  # a u near 0 or 1 sits on the axis's end: drawn whole
     order = {"type": "category", "categoryorder": "array", "categoryarray": [pos["label"] for pos in positions]}
     lay = layout(x_title="draft position and word", y_title="probability", y_range=[0, 1.05], xaxis=order)
     return figure(bars + marks, lay | {"barmode": "overlay", "height": 340})
