@@ -1306,6 +1306,40 @@ def expect_mounted_and_shown(page: Any) -> None:
     page.evaluate("document.documentElement.classList.remove('sd-boot')")
 
 
+# Per group of controls stacked in one column (every control's box at one x): the x where each visible field
+# (slider, number, select, text box) starts, less its own margin, and the control's label. A row of controls nested
+# in a group (Draft's prompt picker and box) counts as part of it.
+STACKED_FIELDS = """() => [...document.querySelectorAll('.md-content .sd-widget .sd-controls:not(.sd-controls--row)')]
+  .map((group) => [...group.querySelectorAll(':scope > .sd-control, :scope > .sd-controls--row > .sd-control')]
+    .filter((c) => c.checkVisibility() && c.querySelector(':scope > :is(input, select)')))
+  .filter((controls) => controls.length > 1 &&
+    controls.every((c) => Math.abs(c.getBoundingClientRect().left - controls[0].getBoundingClientRect().left) < 1))
+  .map((controls) => controls.map((c) => {
+    const field = c.querySelector(':scope > :is(input, select)');
+    const left = field.getBoundingClientRect().left - parseFloat(getComputedStyle(field).marginLeft);
+    return [c.querySelector('label').textContent, Math.round(left * 10) / 10];
+  }))"""
+
+
+def test_controls_stacked_in_one_column_start_their_fields_at_one_x(page: Any, server: SiteServer) -> None:
+    """At 1280 px, in each group of controls stacked in one column, every slider, number, select and text box
+    starts at the same x: the group's label column is as wide as its widest label (a long label once pushed its own
+    slider right). Python is held back: the layout is the page's own."""
+    server.hold(MANIFEST)
+    groups = 0
+    try:
+        for path in WIDGET_PAGES:
+            open_page(page, server, path)
+            expect_mounted_and_shown(page)
+            for fields in page.evaluate(STACKED_FIELDS):
+                starts = {x for _, x in fields}
+                assert max(starts) - min(starts) <= 0.5, f"{path}: fields start at different x: {fields}"
+                groups += 1
+    finally:
+        server.release()
+    assert groups >= 10, groups
+
+
 @pytest.mark.parametrize("path", WIDGET_PAGES, ids=page_id)
 def test_every_control_the_link_holds_comes_back_from_the_link(page: Any, server: SiteServer, path: str) -> None:
     """No lost state: each slider, select and text box the link holds is moved (a slider by one to three presses of
