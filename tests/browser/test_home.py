@@ -238,3 +238,25 @@ def test_instant_navigation_away_and_back_keeps_the_lab_live(page: Any) -> None:
     assert page.evaluate("window.__sameDocument") is True  # no reload: the same worker answered
     expect(lab.locator(".sd-lab3d__caption")).to_contain_text(READY)
     expect_metrics(lab, native()["metrics"])  # the link home carries no query: the defaults again
+
+
+# The four steps' cards: how many distinct columns they stand in, and by how much each formula in them is wider
+# than its box (more than 0: it scrolls, cut off behind the box's edge).
+STEPS = """() => {
+  const cards = [...document.querySelectorAll('.grid.sd-steps > ul > li')];
+  const columns = new Set(cards.map((c) => Math.round(c.getBoundingClientRect().left))).size;
+  const over = [...document.querySelectorAll('.grid.sd-steps .arithmatex')].map((a) => a.scrollWidth - a.clientWidth);
+  return [cards.length, columns, over];
+}"""
+
+
+def test_the_four_steps_stand_four_two_or_one_to_a_row_with_every_formula_whole(page: Any) -> None:
+    """Home's four steps (Draft, Verify, Correct, Bonus) never stand three to a row with a lone fourth below, where
+    a card was too narrow for Correct's formula (768 px: cut off at "max(0, p -"); at every width each formula
+    fits its card. Widths on both sides of each change of layout."""
+    open_home(page)
+    for width, columns in ((390, 1), (599, 1), (600, 2), (768, 2), (1215, 2), (1216, 4), (1280, 4), (1600, 4)):
+        page.set_viewport_size({"width": width, "height": 900})
+        cards, found, over = page.evaluate(STEPS)
+        assert (cards, found) == (4, columns), (width, cards, found)
+        assert over and max(over) <= 0, (width, over)
