@@ -214,7 +214,8 @@ def _figure(points: list[dict[str, Any]], *, rounds: int, gamma: int) -> Figure:
 def _scene_layout(rounds: int, gamma: int) -> dict[str, Any]:
     positions = list(range(1, gamma + 2))
     y_ticks: dict[str, Any] = {"tickvals": positions, "ticktext": [*map(str, positions[:-1]), "bonus"]}
-    z_ticks: dict[str, Any] = {"tickvals": [0, 0.5, 1, SAMPLED_Z], "ticktext": ["0", "0.5", "1", "sampled"]}
+    # No "0": the height's zero is the round axis's corner, where its "0" fell on round 1's label ("0₁").
+    z_ticks: dict[str, Any] = {"tickvals": [0.5, 1, SAMPLED_Z], "ticktext": ["0.5", "1", "sampled"]}
 
     def axis(title: str, range_: list[float], **ticks: Any) -> dict[str, Any]:
         return {"showspikes": False, "title": {"text": title}, "range": range_, **ticks}
