@@ -363,7 +363,8 @@ def mask_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
         height=420,
         xaxis=ticks | {"title": {"text": "attends to (key)"}, "range": [-0.5, size - 0.5], "tickangle": -60},
         yaxis=ticks | {"title": {"text": "node (query)"}, "range": [size - 0.5, -0.5]},
-        margin={"l": 96 if labelled else 56, "b": 96 if labelled else 48},
+        # A title and no legend: the top margin a legend under the title would need stood empty (~50 px).
+        margin={"l": 96 if labelled else 56, "b": 96 if labelled else 48, "t": 44},
     )
     return figure([trace], axes)
 
