@@ -266,16 +266,20 @@ def test_search_finds_a_page_and_opens_it(page: Any, server: SiteServer) -> None
 
     # A word the search highlights inside a formula ("accepted" in the Draft page's \text{all } \gamma \text{ accepted})
     # would split its source: the formula is typeset all the same.
-    query.press_sequentially("accepted")  # Material reads the query on key events
+    # Material reads the query on key events, so a word typed letter by letter is searched for at each prefix, and the
+    # lists for "r", "re", "res" rank other pages first. Each query is filled whole and read once, on one key press.
+    query.fill("accepted")
+    query.press("End")
     riskier = page.locator(".md-search-result__article", has_text="Why longer drafts are riskier")
     expect(riskier).to_have_count(1)
     expect(riskier.locator(".katex").first).to_be_attached()  # KaTeX loads with the first results listed
     assert page.evaluate(RESULTS_WITH_TEX_SOURCE) == []
 
-    query.fill("")
-    query.press_sequentially("residual")
+    query.fill("residual")
+    query.press("End")
     results = page.locator(".md-search-result__item a[href]")
-    expect(results.first).to_be_visible()
+    # Every link in a list carries the query it answers (?h=...): wait for the list that answers this one, not the last.
+    expect(page.locator(".md-search-result__item a[href*='?h=residual']").first).to_be_attached()
     hrefs = page.evaluate("() => [...document.querySelectorAll('.md-search-result__item a[href]')].map(a => a.href)")
     assert hrefs and all(h.startswith(server.base) for h in hrefs), hrefs
     assert any(h.removeprefix(server.base).split("?")[0] == "correct/" for h in hrefs), hrefs
