@@ -133,7 +133,7 @@ def _map_figure(alpha: float, cost: float) -> Figure:
     """Heatmap of the optimal gamma over draft cost (x) and alpha (y), with the reader's point marked."""
     grid = _optimal_gamma_grid()
     top = max(1, max(max(row) for row in grid))
-    # No tick at 1: it sits 1/top of the bar above 0's and their labels collided ("0: none pays" under "1").
+    # No tick at 1: it sits 1/top of the bar above 0's and their labels would collide.
     ticks = sorted({*range(4, top + 1, 4), top})
     heat = {
         "type": "heatmap",
@@ -143,11 +143,15 @@ def _map_figure(alpha: float, cost: float) -> Figure:
         "colorscale": _gamma_colorscale(top),
         "zmin": 0,
         "zmax": top,
+        # Under the map, as wide as it: a bar at its side took ~100 px of a phone's ~250 px plot. Its title says
+        # what grey means, which no tick label could say in that width.
         "colorbar": {
-            "title": {"text": f"optimal {GAMMA}"},
+            "title": {"text": f"optimal {GAMMA} (grey: no {GAMMA} pays)", "side": "bottom"},
+            "orientation": "h",
+            **{"x": 0.5, "xanchor": "center", "len": 1, "yref": "container", "y": 0, "yanchor": "bottom"},
             "thickness": 12,
             "tickvals": [0, *ticks],
-            "ticktext": ["0: none pays", *map(str, ticks)],
+            "ticktext": list(map(str, [0, *ticks])),
         },
         "hovertemplate": f"c = %{{x:.2f}}, {ALPHA} = %{{y:.2f}}: optimal {GAMMA} = %{{z}}<extra></extra>",
         "name": f"optimal {GAMMA}",
@@ -156,7 +160,8 @@ def _map_figure(alpha: float, cost: float) -> Figure:
     hover = f"your setting: c = %{{x:.2f}}, {ALPHA} = %{{y:.2f}}<extra></extra>"
     here = line([cost], [alpha], name=f"your (c, {ALPHA})", mode="markers", marker=cross, hover=hover)
     y_title = f"per-token acceptance rate {ALPHA}"
-    return figure([heat, here], layout(x_title="draft cost c", y_title=y_title, height=360, showlegend=False))
+    axes = layout(x_title="draft cost c", y_title=y_title, height=430, margin={"b": 120}, showlegend=False)
+    return figure([heat, here], axes)
 
 
 # --- the draft-length policies, side by side -------------------------------------------------------------------

@@ -204,6 +204,24 @@ def test_home_lab_labels_fewer_rounds_on_a_phone(page: Any) -> None:
     assert span[1] - span[0] >= 16  # the whole run is still on the axis
 
 
+@on_a_phone
+def test_tuning_map_keeps_the_phones_width_for_its_cells(page: Any) -> None:
+    """The optimal-gamma map's colour bar lies under the plot, as wide as it, below the x axis's title: at its side,
+    with "0: none pays" beside it, the bar took ~100 px and left the cells ~140 px of a 324 px chart. Plotly's own
+    layout says where it drew them."""
+    visit(page, "tuning/")
+    chart = page.locator('.sd-widget[data-widget="tuning-calculator"] .sd-chart[aria-label^="Heatmap"]')
+    expect(chart).to_have_attribute("data-sd-engine", "plotly", timeout=CHARTS_MS)
+    plot, width, bar, title = chart.evaluate(
+        """(c) => [c._fullLayout._size.w, c._fullLayout.width,
+                   c.querySelector('.colorbar').getBoundingClientRect().toJSON(),
+                   c.querySelector('.xtitle').getBoundingClientRect().toJSON()]"""
+    )
+    assert plot >= 0.75 * width, f"the map's cells get {plot} of the chart's {width} px"
+    assert bar["top"] >= title["bottom"], (bar, title)
+    assert bar["width"] >= 0.75 * width, bar
+
+
 @pytest.mark.browser_context_args(viewport=PHONE, service_workers="block", has_touch=True)
 def test_home_lab_hint_on_a_touch_screen_names_no_wheel_or_hover(page: Any) -> None:
     """On a touch screen (pointer: coarse) the 3D lab's hint names no mouse wheel and no hover, which a finger lacks:

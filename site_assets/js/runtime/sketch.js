@@ -16,7 +16,8 @@
 //           annotations and line shapes (data or paper coordinates), one scene (scatter3d, turntable camera)
 //   traces: bar (vertical or orientation "h", marker colour, opacity, pattern, error_y), scatter (lines, markers,
 //           text; dash, width, opacity; circle, square, diamond, star, x, line-ew and their -open forms),
-//           heatmap (Viridis, colour bar), scatter3d (lines with gaps, markers)
+//           heatmap (Viridis, colour bar at the right, or orientation "h" under the plot as wide as it),
+//           scatter3d (lines with gaps, markers)
 // No hover, zoom or animation: that is what Plotly is for. Anything unknown is skipped, never an error.
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -568,12 +569,14 @@ function drawHeatmap(g, t, xa, ya) {
   return { zmin, zmax, title: titleOf(t.colorbar), scale: t.colorscale, ticks: t.colorbar || {} };
 }
 
-function drawColorbar(g, defs, bar, x, top, height, theme) {
+// box: [x, y, width, height] of the bar; the longer side is the scale's.
+function drawColorbar(g, defs, bar, [x, top, width, height], theme) {
+  const across = width > height;
   const id = `${defs.dataset.prefix}-scale`;
-  const grad = node("linearGradient", { id, x1: 0, y1: 1, x2: 0, y2: 0 }, defs);
+  const grad = node("linearGradient", { id, x1: 0, y1: across ? 0 : 1, x2: across ? 1 : 0, y2: 0 }, defs);
   const stops = Array.isArray(bar.scale) ? bar.scale : VIRIDIS.map((c, i) => [i / (VIRIDIS.length - 1), c]);
   for (const [offset, colour] of stops) node("stop", { offset, "stop-color": colour }, grad);
-  node("rect", { x, y: top, width: 12, height, fill: `url(#${id})` }, g);
+  node("rect", { x, y: top, width, height, fill: `url(#${id})` }, g);
   const step = niceStep(bar.zmax - bar.zmin || 1, 5);
   const values = bar.ticks.tickvals;
   const at = [];
@@ -581,10 +584,13 @@ function drawColorbar(g, defs, bar, x, top, height, theme) {
   else
     for (let v = Math.ceil(bar.zmin / step) * step; v <= bar.zmax + 1e-9; v += step) at.push([v, formatTick(v, step)]);
   for (const [v, text] of at) {
-    const y = top + height - ((v - bar.zmin) / (bar.zmax - bar.zmin || 1)) * height;
-    label(g, text, x + 16, y, { fill: theme.fg, size: 11 });
+    const f = (v - bar.zmin) / (bar.zmax - bar.zmin || 1);
+    if (across) label(g, text, x + f * width, top + height + 10, { fill: theme.fg, size: 11, anchor: "middle" });
+    else label(g, text, x + 16, top + height - f * height, { fill: theme.fg, size: 11 });
   }
-  if (bar.title) label(g, bar.title, x, top - 8, { fill: theme.fg, baseline: "auto" });
+  if (!bar.title) return;
+  if (across) label(g, bar.title, x + width / 2, top + height + 28, { fill: theme.fg, anchor: "middle" });
+  else label(g, bar.title, x, top - 8, { fill: theme.fg, baseline: "auto" });
 }
 
 // --- 3D -----------------------------------------------------------------------------------------------------
@@ -787,7 +793,9 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
   const legendHeight = legendRows.length * 20;
   const hasScene = data.some((t) => t.type === "scatter3d");
   const heat = data.find((t) => t.type === "heatmap");
-  const plot = { x: margin.l, y: margin.t, w: width - margin.l - margin.r - (heat ? 80 : 0), h: 0 };
+  const bar = heat && heat.showscale !== false ? heat.colorbar || {} : null;
+  const beside = bar && bar.orientation !== "h"; // a bar at the right takes width from the plot
+  const plot = { x: margin.l, y: margin.t, w: width - margin.l - margin.r - (beside ? 80 : 0), h: 0 };
   plot.h = Math.max(40, height - plot.y - margin.b);
   const legendY = layout.legend?.y ?? 1.02;
   let legendTop = plot.y + (1 - legendY) * plot.h - legendHeight - 2;
@@ -949,8 +957,11 @@ export function sketch(target, figure, theme, width = target.clientWidth) {
   for (const bars of pairs.values()) drawBars(marks, bars, barmode, defs, theme);
   for (const t of data)
     if (t.type === "scatter") drawScatter(marks, t, axes[t.xaxis || "x"], axes[t.yaxis || "y"], theme);
-  if (colourbar && heat.showscale !== false)
-    drawColorbar(axisLayer, defs, colourbar, plot.x + plot.w + 16, plot.y + 14, plot.h - 14, theme);
+  // A horizontal bar sits in the bottom margin, its ticks and then its title under it (as the map on Tuning has
+  // it: yref "container", y 0, title side "bottom"), above Plotly's 10 px pad.
+  if (colourbar && beside)
+    drawColorbar(axisLayer, defs, colourbar, [plot.x + plot.w + 16, plot.y + 14, 12, plot.h - 14], theme);
+  else if (colourbar && bar) drawColorbar(axisLayer, defs, colourbar, [plot.x, height - 59, plot.w, 12], theme);
 
   // Shapes (lines) and annotations, in data or paper coordinates.
   const where = (ref, value, letter) => {
