@@ -124,6 +124,19 @@ def test_settings_change_mid_run_continues_the_run_and_is_marked() -> None:
     )
 
 
+def test_the_accepted_chart_counts_from_0_to_the_longest_gamma_played() -> None:
+    """A run's state made at gamma 8 (Reset, with the slider still there) and played at gamma 1 only draws the
+    counts 0 and 1: the state had taken 8 as played, and the chart showed 2 to 8 as empty bars with markers at 0."""
+    settings = {"quality": 0.5, "cost": 0.05, "seed": 3}
+    made = run(**settings, gamma=8, rounds=0)
+    assert made["figures"]["accepted"]["data"][0]["x"] == [str(k) for k in range(9)]  # the preview: gamma 8's counts
+    played = run(**settings, gamma=1, rounds=50, state=made["state"])
+    assert [t["x"] for t in played["figures"]["accepted"]["data"]] == [["0", "1"]] * 2
+    longer = run(**settings, gamma=3, rounds=5, state=played["state"])
+    back = run(**settings, gamma=1, rounds=5, state=longer["state"])
+    assert back["figures"]["accepted"]["data"][0]["x"] == ["0", "1", "2", "3"]  # gamma 3 was played in this run
+
+
 def test_same_seed_same_run_other_seed_other_run() -> None:
     a = run(quality=0.8, gamma=4, seed=1, rounds=50)
     b = run(quality=0.8, gamma=4, seed=1, rounds=50)

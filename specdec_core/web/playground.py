@@ -93,7 +93,7 @@ def _fresh(seed: int, quality: float, gamma: int) -> tuple[dict[str, Any], engin
     # window=1: the pair is first-order Markov, the last word is all the models read.
     run = engine.SpeculativeRun(pair, policy, max_tokens=_BUDGET, rng=random.Random(seed), context=[START], window=1)
     empty = {key: [] if isinstance(like, tuple) else json.loads(json.dumps(like)) for key, like in _SHAPE.items()}
-    return empty | {"run": run.snapshot(), "settings": [quality, gamma], "stride": 1, "top": gamma}, run
+    return empty | {"run": run.snapshot(), "settings": [quality, gamma], "stride": 1}, run  # "top": 0, none played
 
 
 def _restore(state: object, quality: float, gamma: int) -> tuple[dict[str, Any], engine.SpeculativeRun]:
