@@ -272,6 +272,21 @@ def test_url_round_trips_and_out_of_range_values_are_clamped(page: Any) -> None:
     gamma.focus()
     gamma.press("ArrowLeft")
     expect(page).to_have_url(re.compile(r"gamma=7"))
+    # The moved control's note goes (it said nothing true of gamma 7); the cost's stays, cost being unmoved.
+    expect(widget.locator(".sd-notice", has_text="gamma 99")).to_have_count(0)
+    expect(widget.locator(".sd-notice")).to_have_text(["cost -2 is out of range; clamped to 0"])
+    # A typed seed is read as the link's would be, and said so.
+    seed = widget.get_by_label("Seed")
+    seed.fill("99999999999")
+    seed.press("Enter")
+    expect(seed).to_have_value(str(2**31 - 1))
+    expect(widget.locator(".sd-notice")).to_have_text(
+        ["cost -2 is out of range; clamped to 0", f"seed 99999999999 is out of range; clamped to {2**31 - 1}"]
+    )
+    expect(page).to_have_url(re.compile(rf"seed={2**31 - 1}"))
+    seed.fill("7")
+    seed.press("Enter")
+    expect(widget.locator(".sd-notice", has_text="seed")).to_have_count(0)
     url = page.url
     page.goto(url)
     widget = page.locator(WIDGET)

@@ -15,6 +15,7 @@
 //   after BUSY_MS marks the widget busy (aria-busy; css/components.css dims its results) until it is answered;
 // - errors become a banner with Retry (the page's when the worker failed) and console.error; metrics painted for
 //   another state are cleared when the current one gets no result;
+// - a note on a corrected value (from the link, or typed into a number box) stays until that control moves;
 // - one value per key in the link: a control in the link that moves (or is set) moves the page's other widgets'
 //   controls of that key, which ask for their own results;
 // - unmount: listeners (ctx.on, ctx.signal) go, charts are purged, the placeholder is restored.
@@ -109,6 +110,18 @@ function bind(el, definition, entry) {
     (view?.args || def.args || ((x) => ({ ...settings.args, ...x, ...extra })))(v, settings, extra);
   const formats = Object.fromEntries((def.metrics || []).map((m) => [m.name, m.format]));
   const writeUrl = () => writeQuery(Object.fromEntries(inUrl.map((s) => [s.key, controls[s.key].value])));
+  // The note on a corrected value of `key` (none: text undefined) replaces the one it had, which a move of that
+  // control takes away: "gamma 0 is out of range; clamped to 1" said nothing true once γ was moved to 8.
+  const corrected = (key, text) => {
+    el.querySelector(`:scope > .sd-notice[data-sd-key="${key}"]`)?.remove();
+    delete corrections[key];
+    if (!text) return;
+    const line = announce("sd-notice", text);
+    line.dataset.sdKey = key;
+    const above = [...el.querySelectorAll(":scope > .sd-notice")].at(-1); // notes stay in the order they came
+    if (above) above.after(line);
+    else el.prepend(line);
+  };
   let version = 0;
   let shown = -1; // the version whose result is on screen (-1: none)
   let pending = null; // the "computing for …" note, while no result matches the controls
@@ -227,7 +240,10 @@ function bind(el, definition, entry) {
     // Changes controls as if the reader had: the state moves on, the URL follows, a new result is asked for. A set
     // is one deliberate step (a button, a preset), not a burst: the link is written at once, not held back.
     set(patch, { quiet = false } = {}) {
-      for (const [key, value] of Object.entries(patch)) controls[key].value = value;
+      for (const [key, value] of Object.entries(patch)) {
+        controls[key].value = value;
+        corrected(key);
+      }
       version += 1;
       writeUrl();
       flushQuery();
@@ -346,7 +362,15 @@ function bind(el, definition, entry) {
     c.input.addEventListener(
       c.event,
       guard(() => {
-        if (spec.kind === "number") c.value = clampNumber(c.value, spec);
+        corrected(spec.key);
+        // A typed number is read as the link's would be: out of range, between steps or not a number, it is
+        // corrected, and the note says how.
+        if (spec.kind === "number") {
+          const typed = `?${new URLSearchParams({ [spec.key]: c.input.value })}`;
+          const { values: read, notes } = readQuery({ [spec.key]: spec }, typed);
+          c.value = read[spec.key];
+          corrected(spec.key, notes[spec.key]);
+        }
         version += 1;
         if (spec.url) writeUrl();
         spec.onChange?.(ctx, c.value);
@@ -373,8 +397,12 @@ function bind(el, definition, entry) {
     pending = announce("sd-pending", `Computing for ${said.join(", ")}…`);
     pending.dataset.sdPending = "";
   }
-  const notices = inUrl.filter((s) => s.key in corrections).map((s) => announce("sd-notice", corrections[s.key]));
-  el.prepend(...notices, ...(pending ? [pending] : []));
+  if (pending) el.prepend(pending);
+  for (const s of inUrl.filter((s) => s.key in corrections)) {
+    const text = corrections[s.key];
+    corrected(s.key, text);
+    corrections[s.key] = text; // the page's other widgets that read this key say so too
+  }
   if (def.live !== false) refresh();
 }
 
@@ -392,11 +420,6 @@ export const BUSY_MS = 400;
 export function nextChunk(size, took, min, max) {
   if (took < CHUNK_MS / 2) return Math.min(max, size * 2);
   return took > CHUNK_MS ? Math.max(min, Math.round(size / 2)) : size;
-}
-
-function clampNumber(value, { min, max, step = 1, value: fallback }) {
-  const v = Number.isFinite(value) ? value : fallback;
-  return Math.min(max ?? Infinity, Math.max(min ?? -Infinity, step === 1 ? Math.round(v) : v));
 }
 
 // A widget module calls define() as it runs, and placeholders waiting for it are bound at once. On a page's first
