@@ -201,12 +201,22 @@ def test_run_matches_theory_and_the_output_check_passes(page: Any) -> None:
     rate accepted / drafted has sd <= sqrt(gamma) / (2 sqrt(drafted)), 4 sd = 0.045 at 2,000 rounds.
     """
     widget = open_live(page, "?seed=3")
+    # Every text the round's sentence (a live region, above the tiles) takes during the Run.
+    widget.locator(".sd-pg-explain").evaluate(
+        "(el) => { window.__sdSaid = []; new MutationObserver(() => window.__sdSaid.push(el.textContent))"
+        ".observe(el, { childList: true, characterData: true, subtree: true }); }"
+    )
     widget.get_by_role("button", name="Run", exact=True).click()
     expect(widget.get_by_role("button", name="Stop", exact=True)).to_be_visible()
     expect(metric(page, "rounds")).to_have_attribute("data-value", "2000", timeout=RUN_TIMEOUT)
     expect(widget.get_by_role("button", name="Run", exact=True)).to_be_visible()
+    # It says once that the run plays, then tells the last round: not each chunk's, which moved the tiles under it.
+    run = native(seed=3, rounds=2000)
+    expect(widget.locator(".sd-pg-explain")).to_have_text(run["explanation"])
+    running = "Running 2,000 rounds: the last one played is told here when the run ends."
+    assert page.evaluate("window.__sdSaid") == [running, run["explanation"]]
 
-    expected = native(seed=3, rounds=2000)["metrics"]
+    expected = run["metrics"]
     drafted = 4 * 2000
     assert abs(expected["accept-rate"] - expected["accept-rate-theory"]) <= 4 * math.sqrt(4) / (2 * math.sqrt(drafted))
     assert expected["exact"] == 1

@@ -207,6 +207,7 @@ function view(ctx) {
   let rest = null; // pending redraw of the smaller charts once the controls rest (a timeout id)
   let lastDraw = -Infinity; // when the charts were last drawn
   let latest = null;
+  let lastRound = null; // the last round played, in words
   const emittedWords = (tokens) =>
     tokens
       .filter(([, k]) => k !== "rejected" && k !== "discarded")
@@ -216,6 +217,7 @@ function view(ctx) {
   const fresh = () => {
     state = null;
     shownRounds = [];
+    lastRound = null;
   };
   const restart = () => {
     fresh();
@@ -283,8 +285,12 @@ function view(ctx) {
     ctx.setMetric("exact", m.exact ?? "", result.verdict.text);
 
     renderStream(shownRounds, m.rounds);
-    if (result.explanation && result.stream.length) explain.textContent = result.explanation;
-    else if (!m.rounds)
+    if (result.explanation && result.stream.length) {
+      lastRound = result.explanation;
+      // A Run's rounds are not read out one by one (a live region), nor do they move the page: its sentence, of
+      // one to three lines, changed with every chunk and the tiles under it jumped by as much.
+      if (!runner.running()) explain.textContent = lastRound;
+    } else if (!m.rounds)
       explain.textContent =
         "No rounds yet: press Step to play one round and read what happened, or Run to stream many.";
 
@@ -309,12 +315,14 @@ function view(ctx) {
   }
 
   async function run(signal, total = runRounds) {
+    explain.textContent = `Running ${grouped(total)} rounds: the last one played is told here when the run ends.`;
     try {
       // Each chunk is adopted even if the controls moved meanwhile.
       await ctx.chunked(signal, total, (rounds) => ctx.request({ extra: { rounds } }));
     } finally {
       clearTimeout(frame);
       paintCharts(); // the final state, drawn at once
+      if (lastRound) explain.textContent = lastRound;
     }
   }
 
