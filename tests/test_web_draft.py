@@ -81,10 +81,21 @@ def test_mean_beta_is_reported_as_beta_not_as_an_accept_rate() -> None:
 
 
 def test_temperature_zero_drafts_the_draft_models_favourite() -> None:
+    """The favourite is then the only word the draft can draw: its one candidate (no words of q = 0 listed)."""
     result = call("draft.ngram", prompt=PROMPT, gamma=3, temperature=0.0, seed=5)
     for pos in result["positions"]:
         assert pos["q"] == 1.0
-        assert pos["word"] == pos["alternatives"][0]["word"]
+        assert [a["word"] for a in pos["alternatives"]] == [pos["word"]]
+
+
+@pytest.mark.parametrize("sampling", [{"top_k": 3}, {"top_p": 0.05}, {"temperature": 0.25}])
+def test_candidates_are_words_the_draft_can_draw(sampling: dict[str, Any]) -> None:
+    """Each position lists at most five candidates, all of q > 0."""
+    result = call("draft.ngram", prompt=PROMPT, gamma=6, seed=2, **sampling)
+    for pos in result["positions"]:
+        assert 1 <= len(pos["alternatives"]) <= 5 and all(a["q"] > 0 for a in pos["alternatives"])
+    if "top_k" in sampling:
+        assert any(len(pos["alternatives"]) == 3 for pos in result["positions"])
 
 
 def test_every_word_reaches_the_models_as_pieces_never_unk() -> None:

@@ -88,7 +88,9 @@ def ngram(
     positions: list[dict[str, Any]] = []
     for i, (token, q_row) in enumerate(zip(tokens, q_rows, strict=True)):
         p_row = pair.target.probs(context + tokens[:i])  # [V]
-        ids = top_tokens(q_row, n_alt)
+        # The draft's favourites it can draw (q > 0): at temperature 0 or top-k 1 the rest of a top five were
+        # words of q = 0 (byte tokens such as <0x00>), shown as if they were candidates.
+        ids = [t for t in top_tokens(q_row, n_alt) if q_row[t] > 0.0]
         ids += [] if token in ids else [token]  # a draw from q's tail is shown beside the favourites
         positions.append(
             {"index": i, "token": token, "word": pair.vocab[token], "q": q_row[token], "p": p_row[token]}
@@ -133,8 +135,13 @@ def risk(alpha: float = 0.8, cost: float = 0.05) -> dict[str, Any]:
 
 
 def _prob_text(x: float) -> str:
-    """Three decimals, or a short exponent for a tiny probability (a rare word's q can be 1e-5)."""
-    return f"{x:.3f}" if x >= 0.001 or x == 0.0 else f"{x:.1e}"
+    """Three decimals, or a short exponent for a tiny probability (a rare word's q can be 1e-5), written as the
+    page's word chips write it: 9.4e-4, not 9.4e-04.
+
+    >>> _prob_text(0.25), _prob_text(0.00094), _prob_text(0.0)
+    ('0.250', '9.4e-4', '0.000')
+    """
+    return f"{x:.3f}" if x >= 0.001 or x == 0.0 else f"{x:.1e}".replace("e-0", "e-")
 
 
 def _panel(i: int, pos: dict[str, Any], x_dom: list[float], y_dom: list[float]) -> tuple[list[PlotTrace], Figure]:
@@ -177,7 +184,8 @@ def _positions_figure(positions: Sequence[dict[str, Any]]) -> Figure:
     plot_height = rows * panel + (rows - 1) * gap
     width, height, h_gap, v_gap = (1.0 - 0.16 * (columns - 1)) / columns, panel / plot_height, 0.16, gap / plot_height
     lay = layout(height=plot_height + 124, barmode="overlay", margin={"l": 72, "t": 94, "b": 30})
-    lay.update(showlegend=True, annotations=[])
+    # The panels' sizes in pixels, for a page that stacks them one to a row on a narrow screen (js/widgets/draft.js).
+    lay.update(showlegend=True, annotations=[], meta={"panel_px": panel, "gap_px": gap})
     lay["legend"]["y"] = 1.0 + 44 / plot_height  # above the first row's panel titles, not on top of them
     data: list[PlotTrace] = []
     for i, pos in enumerate(positions):

@@ -211,6 +211,22 @@ def test_verify_url_state_is_clamped_and_reproduces_the_round(page: Any) -> None
     expect(widget.locator(".sd-dv-table tbody tr")).to_have_count(9)
 
 
+def test_verify_top_k_and_top_p_live_in_the_link(page: Any) -> None:
+    """A link or a reload keeps the sampling knobs as it keeps the temperature: top-k and top-p are in the link, read
+    from it (clamped, with a note) and written back when they move."""
+    visit(page, "verify/?top-k=5&top-p=0.33&seed=5")
+    widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
+    expect(widget.locator(".sd-notice")).to_have_text(["top-p 0.33 is between steps of 0.05; rounded to 0.35"])
+    expect(widget.get_by_label("Top-k (0 = all tokens)")).to_have_value("5")
+    result = native("verify.ngram", top_k=5, top_p=0.35, seed=5)
+    expect(metric(widget, "beta")).to_have_attribute("data-value", str(result["metrics"]["beta"]))
+    slider = widget.get_by_role("slider", name="Top-p")
+    slider.focus()
+    slider.press("ArrowRight")
+    expect(page).to_have_url(re.compile(r"[?&]top-p=0\.4(&|$)"))
+    expect(page).to_have_url(re.compile(r"[?&]top-k=5(&|$)"))
+
+
 def test_verify_temperature_changes_the_figure_and_metrics(page: Any) -> None:
     visit(page, "verify/")
     widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')

@@ -204,6 +204,37 @@ def test_home_lab_labels_fewer_rounds_on_a_phone(page: Any) -> None:
     assert span[1] - span[0] >= 16  # the whole run is still on the axis
 
 
+# The panel titles and x tick labels of a chart, as boxes on screen.
+TITLES_AND_TICKS = """(c) => [[...c.querySelectorAll('.annotation')], [...c.querySelectorAll('.xtick text')]]
+  .map((els) => els.map((e) => e.getBoundingClientRect().toJSON()).filter((r) => r.width > 0))"""
+
+
+def boxes_meet(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+@on_a_phone
+def test_draft_panels_stand_one_to_a_row_on_a_phone(page: Any) -> None:
+    """Two to a row, the Draft page's eight panels got ~100 px each at 390 px: their titles ran into each other and
+    past the chart's edge, and their upright tick labels into the titles below. On a phone they stand one to a row
+    (js/widgets/draft.js), so no title meets another title or a tick label, and every title is inside the chart."""
+    visit(page, "draft/?gamma=8&temperature=2&seed=13")
+    widget = page.locator('.sd-widget[data-widget="draft"]').first
+    chart = widget.locator(".sd-chart")
+    expect(widget).to_have_attribute("data-sd-live", "true", timeout=60_000)
+    expect(chart).to_have_attribute("data-sd-engine", "plotly", timeout=CHARTS_MS)
+    domains = chart.evaluate(
+        "(c) => Object.keys(c._fullLayout).filter((k) => /^xaxis\\d*$/.test(k)).map((k) => c._fullLayout[k].domain)"
+    )
+    assert domains == [[0, 1]] * 8, domains
+    titles, ticks = chart.evaluate(TITLES_AND_TICKS)
+    box = chart.bounding_box()
+    assert len(titles) == 8 and ticks
+    assert all(t["left"] >= box["x"] - 0.5 and t["right"] <= box["x"] + box["width"] + 0.5 for t in titles), titles
+    met = [(a, b) for i, a in enumerate(titles) for b in titles[i + 1 :] + ticks if boxes_meet(a, b)]
+    assert not met, met
+
+
 @on_a_phone
 def test_tuning_map_keeps_the_phones_width_for_its_cells(page: Any) -> None:
     """The optimal-gamma map's colour bar lies under the plot, as wide as it, below the x axis's title: at its side,

@@ -2,7 +2,8 @@
 // data-sd-settings>: handler, args) and the build-time result (<template data-sd-initial>); js/widgets/NAME.js calls
 // define(import.meta.url, definition or settings => definition) with: handler (default settings.handler); controls
 // (ui/controls.js; param(key, value) of ui/url.js for a shared parameter); metrics [{name, label, format(value, all)}];
-// chart (an aria label: a chart of result.figure) or charts {key: label} (result.figures[key]); tables: false (the
+// chart (an aria label: a chart of result.figure) or charts {key: label} (result.figures[key]); fit(figure, width)
+// (the figure as a chart that wide draws it; default as it is); tables: false (the
 // widget shows its charts' numbers itself; else ui/numbers.js adds them, as tables); args(values, settings,
 // extra) (null: nothing to ask); live: false (no call until the view asks); view(ctx) -> {paint, adopt, args, cleanup},
 // or the standard view (controls, charts, tiles, note()). The binding does the rest:
@@ -334,7 +335,10 @@ function bind(el, definition, entry) {
   }
   const own = view.paint;
   view.paint = (result, args) => {
-    for (const [key, chart] of Object.entries(ctx.charts)) ctx.render(chart, result.figures?.[key] ?? result[key]);
+    for (const [key, chart] of Object.entries(ctx.charts)) {
+      const figure = result.figures?.[key] ?? result[key];
+      ctx.render(chart, def.fit ? def.fit(figure, chart.clientWidth) : figure);
+    }
     if (def.metrics && result.metrics) ctx.setMetrics(result.metrics);
     return own?.(result, args);
   };

@@ -22,6 +22,29 @@ function drafted(result) {
   return span;
 }
 
+// Two panels to a row leave each ~100 px on a phone, where their titles ran into each other and their ticks stood
+// on end: below 560 px the panels stand one to a row, as wide as the chart, each as tall as before (the figure's
+// meta gives the panel's and the gap's heights in pixels, specdec_core/web/draft.py).
+function oneColumn(figure, width) {
+  const { panel_px: panel, gap_px: gap } = figure?.layout?.meta || {};
+  const notes = figure?.layout?.annotations || [];
+  if (!panel || !width || width >= 560 || notes.length < 2) return figure;
+  const out = structuredClone(figure);
+  const lay = out.layout;
+  const before = lay.height - lay.margin.t - lay.margin.b;
+  const plot = notes.length * panel + (notes.length - 1) * gap;
+  lay.height = plot + lay.margin.t + lay.margin.b;
+  lay.legend.y = 1 + ((lay.legend.y - 1) * before) / plot; // the same pixels above the first panel's title
+  lay.annotations.forEach((note, i) => {
+    const top = 1 - (i * (panel + gap)) / plot;
+    const n = i ? String(i + 1) : "";
+    lay[`xaxis${n}`].domain = [0, 1];
+    lay[`yaxis${n}`].domain = [top - panel / plot, top];
+    Object.assign(note, { x: 0, y: top });
+  });
+  return out;
+}
+
 // The build-time draft keeps its note until a live one comes.
 function say(result, args, live) {
   if (!result) return "This draft was computed when the site was built; Python is loading in the background.";
@@ -48,6 +71,7 @@ const ngram = (settings) =>
     note: "β is one position's chance of passing; the per-token acceptance rate α is β's average over positions, here estimated by the mean β of these γ.",
     words: drafted,
     say,
+    fit: oneColumn,
   });
 
 const risk = (settings) => ({

@@ -39,22 +39,23 @@ export function roundWidget(settings, parts) {
       },
       param("gamma", start.gamma),
       param("temperature", start.temperature),
-      { key: "top_k", label: "Top-k (0 = all tokens)", kind: "number", min: 0, max: 1000, step: 1, value: start.top_k },
-      {
-        key: "top_p",
-        label: "Top-p",
-        min: 0.05,
-        max: 1,
-        step: 0.05,
-        value: start.top_p,
-        format: (v) => (v === 1 ? "1 (all)" : v.toFixed(2)),
-      },
+      // In the link like the temperature: a shared link or a reload kept γ and the temperature, not these.
+      param("top-k", start.top_k, { max: 1000 }),
+      param("top-p", start.top_p),
       param("seed", start.seed),
     ],
     // What the handler takes: everything but the preset picker.
-    args: ({ prompt, gamma, temperature, top_k, top_p, seed }) => ({ prompt, gamma, temperature, top_k, top_p, seed }),
+    args: ({ prompt, gamma, temperature, "top-k": top_k, "top-p": top_p, seed }) => ({
+      prompt,
+      gamma,
+      temperature,
+      top_k,
+      top_p,
+      seed,
+    }),
     metrics: parts.metrics,
     chart: parts.chart,
+    fit: parts.fit,
     view: (ctx) => roundView(ctx, parts),
   };
 }
@@ -67,7 +68,7 @@ function roundView(ctx, { stepTitle, textLabel, note, words, say, details }) {
     (preset.value = [...preset.input.options].some((o) => o.value === prompt.value) ? prompt.value : "");
   ctx.on(prompt.input, "input", follow);
   follow();
-  const controls = ctx.group("sd-controls", ["gamma", "temperature", "top_k", "top_p", "seed"]);
+  const controls = ctx.group("sd-controls", ["gamma", "temperature", "top-k", "top-p", "seed"]);
   controls.prepend(el("div", "sd-controls sd-controls--row", preset.root, prompt.root));
 
   const step = ctx.button("Step", () => ctx.set({ seed: ctx.controls.seed.value + 1 }), "md-button--primary");
