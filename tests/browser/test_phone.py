@@ -2,9 +2,10 @@
 screen.
 
 The pages come from the built site's sitemap.xml, so a page added to the nav is checked without editing this file.
-The checks need the layout only, not Python: the build-time first paint mounts every widget with its controls and
-numbers, so each test waits for the widgets to be mounted and painted (data-sd-mounted, data-sd-paints), never for
-Pyodide. The phone tests share one page that goes from page to page by instant navigation (conftest, ``visit``), so
+The fit checks need the layout only, not Python: the build-time first paint mounts every widget with its controls
+and numbers, so each waits for the widgets to be mounted and painted (data-sd-mounted, data-sd-paints), never for
+Pyodide. Charts drawn for a phone (Draft's panels, the Home lab's axes, Tuning's map) are checked as Plotly drew
+them, some at settings only Python answers. The phone tests share one page that goes from page to page by instant navigation (conftest, ``visit``), so
 Python boots once for them all. Display math starts inside the text column and fits a 360 px screen; on a 320 px
 one, an equation wider than the screen scrolls in its own box, which takes keyboard focus. Also here: the chart
 toolbar (Plotly's mode bar) never covers a legend, and headings read as text in the table of contents and the
@@ -202,6 +203,14 @@ def test_home_lab_labels_fewer_rounds_on_a_phone(page: Any) -> None:
     dtick, span = chart.evaluate("(c) => [c._fullLayout.scene.xaxis.dtick, c._fullLayout.scene.xaxis.range]")
     assert dtick >= 4, f"the round axis labels every {dtick} round(s) on a phone"
     assert span[1] - span[0] >= 16  # the whole run is still on the axis
+    # At gamma 8 the draft position's nine labels ran into one smear: every other one is labelled, and the bonus.
+    visit(page, "?gamma=8")
+    page.wait_for_function(
+        "() => document.querySelector('.sd-widget[data-widget=\"lab3d\"] .sd-chart')"
+        "?._fullLayout?.scene?.yaxis?.range?.[1] > 9"
+    )
+    labels = chart.evaluate("(c) => c._fullLayout.scene.yaxis.ticktext")
+    assert labels == ["1", "3", "5", "7", "bonus"], labels
 
 
 # The panel titles and x tick labels of a chart, as boxes on screen.

@@ -81,6 +81,13 @@ function fit(figure, width) {
   // (below 640 px; one in four below 480 px, one in two above).
   const { xaxis, yaxis, zaxis } = far.layout.scene;
   xaxis.dtick = Math.max(xaxis.dtick || 1, width < 480 ? 4 : 2);
+  // The draft position's axis is the scene's shortest: at γ 8 its nine labels (1 to 8, "bonus") ran into one smear.
+  // Above six, every other position is labelled, and the bonus.
+  const { tickvals: at, ticktext: said } = yaxis;
+  if (at?.length > 6) {
+    const kept = (_, i) => i % 2 === 0 || i === at.length - 1;
+    Object.assign(yaxis, { tickvals: at.filter(kept), ticktext: said?.filter(kept) });
+  }
   if (width < 480) {
     yaxis.title = { ...yaxis.title, text: "position" };
     zaxis.title = { ...zaxis.title, text: "" };
