@@ -5,11 +5,11 @@ The pages come from the built site's sitemap.xml, so a page added to the nav is 
 The fit checks need the layout only, not Python: the build-time first paint mounts every widget with its controls
 and numbers, so each waits for the widgets to be mounted and painted (data-sd-mounted, data-sd-paints), never for
 Pyodide. Charts drawn for a phone (Draft's panels, the Home lab's axes, Tuning's map) are checked as Plotly drew
-them, some at settings only Python answers. The phone tests share one page that goes from page to page by instant navigation (conftest, ``visit``), so
-Python boots once for them all. Display math starts inside the text column and fits a 360 px screen; on a 320 px
-one, an equation wider than the screen scrolls in its own box, which takes keyboard focus. Also here: the chart
-toolbar (Plotly's mode bar) never covers a legend, and headings read as text in the table of contents and the
-search index (no raw LaTeX such as "\\(\\gamma\\)").
+them, some at settings only Python answers. The phone tests share one page that goes from page to page by instant
+navigation (conftest, ``visit``), so Python boots once for them all. Display math starts inside the text column and
+fits a 360 px screen; on a 320 px one, an equation wider than the screen scrolls in its own box, which takes keyboard
+focus. Also here: the chart toolbar (Plotly's mode bar) never covers a legend, and headings read as text in the
+table of contents and the search index (no raw LaTeX such as "\\(\\gamma\\)").
 """
 
 from __future__ import annotations
