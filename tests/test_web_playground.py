@@ -184,6 +184,12 @@ def test_alpha_counts_only_the_drafts_the_target_checked() -> None:
     assert perfect["alpha"] == perfect["accept-rate"] == perfect["alpha-theory"] == 1.0
 
 
+def test_explanation_of_a_one_draft_round_reads_as_english() -> None:
+    """At gamma 1 a round whose draft passes "accepted it", not "all 1 accepted"."""
+    said = [run(quality=1.0, gamma=1, seed=seed, rounds=1)["explanation"] for seed in range(3)]
+    assert all("drafted 1 (" in text and ", accepted it, bonus " in text for text in said), said
+
+
 def test_explanation_says_what_the_round_did() -> None:
     for seed in range(6):
         result = run(quality=0.5, gamma=4, seed=seed, rounds=1)

@@ -194,6 +194,16 @@ def test_rates_use_the_vocabularys_names_and_match_theory() -> None:
     assert curve["y"][50] == pytest.approx(theory.draft_acceptance_rate(0.5, 4), abs=1e-12)
 
 
+def test_rates_name_the_whole_draft_in_english_and_draw_the_setting_whole() -> None:
+    """gamma 1 names "the one draft", not "all 1"; the dots marking the reader's alpha are not clipped at 0 or 1."""
+    names = [t["name"] for t in call("verify.rates", alpha=0.0, gamma=1)["figure"]["data"]]
+    assert "the one draft accepted: \N{GREEK SMALL LETTER ALPHA}<sup>\N{GREEK SMALL LETTER GAMMA}</sup>" in names
+    assert not [n for n in names if "all 1" in n]
+    assert any(n.startswith("all 4 accepted") for n in (t["name"] for t in call("verify.rates")["figure"]["data"]))
+    dots = [t for t in call("verify.rates", alpha=0.0, gamma=1)["figure"]["data"] if t["mode"] == "markers"]
+    assert len(dots) == 3 and all(t["cliponaxis"] is False and t["x"] == [0.0] for t in dots)
+
+
 @pytest.mark.parametrize(
     ("args", "error", "name"),
     [

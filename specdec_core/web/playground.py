@@ -298,7 +298,8 @@ def _explain(number: int, round_: steps.Round) -> str:
     gamma, final, accepted = round_.gamma, WORDS[round_.final_token], round_.accepted
     text = f'Round {number}: drafted {gamma} ("{" ".join(WORDS[pos.token] for pos in round_.positions)}"), '
     if round_.ended_with == "bonus":
-        text += f'all {gamma} accepted, bonus "{final}" from the target\'s next row'
+        whole = "accepted it" if gamma == 1 else f"all {gamma} accepted"
+        text += f'{whole}, bonus "{final}" from the target\'s next row'
     else:
         no = round_.positions[accepted]  # the first rejection ends the round
         # Three decimals, and u (always below 1) never shown as 1.000: a rejection reads u >= p/q on the page too.
@@ -339,7 +340,7 @@ def _accepted_figure(observed: list[float], expected: list[float], rounds: int) 
     """Drafts accepted per round: the rounds played (bars) against the exact expectation (markers)."""
     ks, diamond = [str(k) for k in range(len(observed))], {"symbol": "diamond", "size": 10, "line": {"width": 1}}
     hover = "%{y:.3f} of rounds<extra></extra>"
-    played = bar(ks, observed, name=f"played ({rounds} rounds)", role="accepted", hover=hover)
+    played = bar(ks, observed, name=f"played ({rounds:,} rounds)", role="accepted", hover=hover)
     hover = "expected %{y:.3f}<extra></extra>"
     theory_ = line(ks, expected, name="theory", role="target", mode="markers", marker=diamond, hover=hover)
     x_title, category = "drafts accepted in a round", {"type": "category"}

@@ -180,15 +180,16 @@ def _rates_figure(alpha: float, gamma: int) -> Figure:
     alphas = [i / 100 for i in range(101)]
     here = min(range(len(alphas)), key=lambda i: abs(alphas[i] - alpha))
     per_draft = [round(theory.draft_acceptance_rate(x, gamma), 12) for x in alphas]
+    whole = "the one draft" if gamma == 1 else f"all {gamma}"
     curves = (
         (alphas, "target", f"per-token acceptance rate {ALPHA}", "dash"),
         (per_draft, "draft", f"draft acceptance rate (accepted / drafted) at {GAMMA} = {gamma}", None),
-        ([round(x**gamma, 12) for x in alphas], "accepted", f"all {gamma} accepted: {ALPHA}<sup>{GAMMA}</sup>", "dot"),
+        ([round(x**gamma, 12) for x in alphas], "accepted", f"{whole} accepted: {ALPHA}<sup>{GAMMA}</sup>", "dot"),
     )
     data = [line(alphas, values, name=name, role=role, dash=dash) for values, role, name, dash in curves]
     hover = f"%{{y:.3f}}<extra>{ALPHA} = %{{x:.2f}}</extra>"
     for values, role, name, _ in curves:
         dot = line([alpha], [values[here]], name=name, role=role, mode="markers", marker={"size": 10}, hover=hover)
-        data.append(dot | {"showlegend": False})
+        data.append(dot | {"showlegend": False, "cliponaxis": False})  # at alpha 0 or 1, drawn whole
     axes = layout(x_title=f"per-token acceptance rate {ALPHA}", y_title="rate", y_range=[0, 1.02], height=340)
     return figure(data, axes)

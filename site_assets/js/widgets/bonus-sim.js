@@ -34,7 +34,7 @@ export default define(import.meta.url, (settings) => ({
   view(ctx) {
     const summary = announce("sd-verdict");
     const note = relation(
-      "Tokens per target pass = (1 − α^(γ+1)) / (1 − α) follows from α and γ. α counts only drafts the verifier checked; the draft acceptance rate (accepted ÷ drafted) also counts the discarded ones, so it is lower.",
+      "Tokens per target pass = (1 − α^(γ+1)) / (1 − α) follows from α and γ. α counts only drafts the verifier checked; the draft acceptance rate (accepted ÷ drafted) also counts the discarded ones, so it is lower whenever drafts are discarded (γ > 1 and 0 < α < 1) and equal otherwise.",
     );
     ctx.el.append(ctx.group("sd-controls"), summary, ctx.tiles(), note, ctx.chartRow());
     return {

@@ -115,7 +115,7 @@ function view(ctx) {
   inert.hidden = true;
   ctx.el.append(
     ctx.controls.preset.root,
-    ctx.group("sd-controls", ["temperature", "shift", "blend"]),
+    ctx.group("sd-controls sd-controls--values", ["temperature", "shift", "blend"]),
     inert,
     splitTiles,
     ctx.charts.dists,

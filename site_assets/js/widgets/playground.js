@@ -151,7 +151,7 @@ function view(ctx) {
     "sd-note sd-pg-rates",
     "The draft acceptance rate is accepted ÷ drafted, as vLLM (0.11.0) reports it. α is accepted ÷ checked: drafts after " +
       "a rejection are discarded without ever being checked, so they count against the draft acceptance rate " +
-      "only, and it sits below α. At γ = 4, α = 0.90 gives a draft acceptance rate of 0.77. The ",
+      "only, and it sits below α (at γ = 1 nothing is discarded and the two agree). At γ = 4, α = 0.90 gives a draft acceptance rate of 0.77. The ",
     converter,
     " turns one into the other.",
   );
@@ -278,8 +278,9 @@ function view(ctx) {
     for (const [name, format] of Object.entries(FORMATS)) ctx.setMetric(name, m[name] ?? "", format(m[name]));
     roundsWord.textContent = m.rounds === 1 ? " round" : " rounds";
     sd.textContent = m["accept-rate-sd"] !== undefined ? ` ± ${m["accept-rate-sd"].toFixed(3)}` : " (preview)";
+    const last = m["recent-rounds"] === 1 ? "The last round" : `The last ${m["recent-rounds"]} rounds`;
     recentHead.textContent = m["recent-rounds"]
-      ? `The last ${m["recent-rounds"]} rounds alone (the numbers above average all ${int(m.rounds)}): after a change of settings, these show it.`
+      ? `${last} alone (the numbers above average all ${int(m.rounds)}): after a change of settings, these show it.`
       : "The last rounds alone: none played yet.";
     root.querySelector('[data-metric="exact"]').dataset.state = result.verdict.state;
     ctx.setMetric("exact", m.exact ?? "", result.verdict.text);

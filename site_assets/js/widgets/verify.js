@@ -105,7 +105,7 @@ const rates = (settings) => ({
     "Three curves against the per-token acceptance rate α: α itself, the draft acceptance rate accepted over drafted at the chosen γ, and the chance that all γ drafts are accepted, α to the power γ; dots mark the chosen α",
   note: () =>
     relation(
-      "All three follow from α and γ: accepted ÷ drafted = α(1 − α^γ) / (γ(1 − α)), below α because drafts after a rejection count as drafted but are never checked, and tokens per target pass = (1 − α^(γ+1)) / (1 − α).",
+      "All three follow from α and γ: accepted ÷ drafted = α(1 − α^γ) / (γ(1 − α)), below α whenever a rejection can discard drafts (γ > 1 and 0 < α < 1; otherwise the two are equal), because drafts after a rejection count as drafted but are never checked, and tokens per target pass = (1 − α^(γ+1)) / (1 − α).",
     ),
 });
 
