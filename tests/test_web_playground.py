@@ -137,6 +137,16 @@ def test_the_accepted_chart_counts_from_0_to_the_longest_gamma_played() -> None:
     assert back["figures"]["accepted"]["data"][0]["x"] == ["0", "1", "2", "3"]  # gamma 3 was played in this run
 
 
+def test_two_changes_close_together_get_one_label_not_two_printed_over_each_other() -> None:
+    """Both changes keep their dashed line; only the newer is labelled when they lie within a third of the axis."""
+    first = run(quality=0.85, gamma=4, seed=5, rounds=100)
+    second = run(quality=0.85, gamma=8, rounds=5, state=first["state"])
+    third = run(quality=0.3, gamma=8, rounds=100, state=second["state"])
+    window = third["figures"]["window"]["layout"]
+    assert [shape["x0"] for shape in window["shapes"]] == [100, 105]
+    assert [(a["x"], a["text"]) for a in window["annotations"]] == [(105, "quality 0.3, \N{GREEK SMALL LETTER GAMMA} 8")]
+
+
 def test_same_seed_same_run_other_seed_other_run() -> None:
     a = run(quality=0.8, gamma=4, seed=1, rounds=50)
     b = run(quality=0.8, gamma=4, seed=1, rounds=50)

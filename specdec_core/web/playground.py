@@ -359,8 +359,22 @@ def _window_figure(points: list[list[Any]], changes: list[list[Any]]) -> Figure:
     dashed, at = {"dash": "dash", "width": 1, "color": COLORS["discarded"]}, {"xref": "x", "yref": "paper"}
     axes["shapes"] = [{"type": "line", "x0": r, "x1": r, "y0": 0, "y1": 1, "line": dashed} | at for r, _ in changes]
     label = {"y": 1.0, "showarrow": False, "xanchor": "left", "yanchor": "top", "font": {"size": 10}} | at
-    axes["annotations"] = [{"x": r, "text": text} | label for r, text in changes[-4:]]
+    axes["annotations"] = [{"x": r, "text": text} | label for r, text in _spaced(changes, max(x, default=WINDOW))]
     return figure([played, expected], axes)
+
+
+def _spaced(changes: list[list[Any]], span: int) -> list[list[Any]]:
+    """The changes to label, newest first kept: one closer than a third of the axis to a newer label goes unlabelled
+    (its dashed line stays), as two labels that close printed over each other ("quality 0.85quality 0.3, ...").
+
+    >>> _spaced([[100, "a"], [130, "b"], [900, "c"]], 1000)
+    [[130, 'b'], [900, 'c']]
+    """
+    kept: list[list[Any]] = []
+    for change in reversed(changes):
+        if not kept or kept[0][0] - change[0] >= span / 3:
+            kept.insert(0, change)
+    return kept
 
 
 def _distributions_figure(target: list[float], output: list[float] | None, draft: list[float]) -> Figure:
