@@ -144,7 +144,8 @@ def test_two_changes_close_together_get_one_label_not_two_printed_over_each_othe
     third = run(quality=0.3, gamma=8, rounds=100, state=second["state"])
     window = third["figures"]["window"]["layout"]
     assert [shape["x0"] for shape in window["shapes"]] == [100, 105]
-    assert [(a["x"], a["text"]) for a in window["annotations"]] == [(105, "quality 0.3, \N{GREEK SMALL LETTER GAMMA} 8")]
+    labels = [(a["x"], a["text"]) for a in window["annotations"]]
+    assert labels == [(105, "quality 0.3, \N{GREEK SMALL LETTER GAMMA} 8")]
 
 
 def test_same_seed_same_run_other_seed_other_run() -> None:
