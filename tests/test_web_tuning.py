@@ -290,6 +290,17 @@ def test_policies_figure_gives_each_measure_its_own_axis() -> None:
     assert all(math.isfinite(v) for t in traces for v in t["y"])
 
 
+def test_an_optimum_at_the_searchs_end_is_said_to_be_one() -> None:
+    """At alpha 0.99 and c 0.01 the speedup still rises past gamma 32, where the search stops: the result says so
+    (``capped``, and a note) instead of presenting 32 as the optimum; at alpha 0.8 nothing is capped."""
+    high = call("tuning.calculator", alpha=0.99, gamma=16, cost=0.01)
+    assert high["capped"] is True and high["metrics"]["optimal-gamma"] == 32
+    assert theory.speedup(0.99, 33, 0.01) > high["metrics"]["optimal-speedup"]
+    assert any("search stops" in note for note in high["notes"])
+    usual = call("tuning.calculator", alpha=0.8, gamma=4, cost=0.05)
+    assert usual["capped"] is False and not usual["notes"]
+
+
 def test_map_sets_no_gamma_pays_apart_from_short_drafts() -> None:
     """Optimal gamma 0 (plain decoding wins) is grey; 1 and up run along Viridis, so 0 never looks like 1-5."""
     heat = call("tuning.calculator", alpha=0.8, gamma=4, cost=0.05)["figures"]["map"]["data"][0]

@@ -36,6 +36,33 @@ def test_the_example_dumps_give_a_falling_profile_and_a_shorter_gamma() -> None:
     assert set(result["figures"]) == {"positions", "gamma"}
 
 
+def dump(per_position: list[int], drafts: int) -> str:
+    """One /metrics dump of a server drafting len(per_position) tokens a round, every draft full length."""
+    name = "vllm:spec_decode_num"
+    lines = [f"{name}_drafts_total {drafts}", f"{name}_draft_tokens_total {drafts * len(per_position)}"]
+    lines.append(f"{name}_accepted_tokens_total {sum(per_position)}")
+    lines += [f'{name}_accepted_tokens_per_pos_total{{position="{j}"}} {n}' for j, n in enumerate(per_position)]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("gamma", [33, 40, 64])
+def test_a_server_drafting_more_than_32_tokens_is_analysed(gamma: int) -> None:
+    """The recommendation's search reaches the server's own gamma: 33 positions and more raised an IndexError."""
+    result = run(metrics=dump([int(100_000 * 0.9 ** (j + 1)) for j in range(gamma)], 100_000))
+    assert result["status"] == "ok" and result["metrics"]["gamma"] == gamma
+    assert len(result["rows"]) == gamma
+    assert max(max(t["x"]) for t in result["figures"]["gamma"]["data"] if t.get("x")) >= gamma
+
+
+def test_a_best_gamma_at_the_searchs_end_is_not_called_the_fastest_without_a_word() -> None:
+    """Every draft accepted: the speedup still rises at gamma 32, where the search stops, and the text says so."""
+    result = run(metrics=dump([50_000] * 4, 50_000), cost=0.01)
+    assert result["metrics"]["optimal-gamma"] == 32
+    assert "The search stops at" in result["recommendation"]
+    falling = run(metrics=dump([int(100_000 * 0.8 ** (j + 1)) for j in range(4)], 100_000))
+    assert "The search stops at" not in falling["recommendation"]
+
+
 def test_the_hand_example_log_line_reads_alpha_080_and_no_trend() -> None:
     result = run(**web.EXAMPLES["tuning.vllm"])
     m = result["metrics"]

@@ -80,8 +80,13 @@ def calculator(
     }
     if even is not None:  # None when c > 1: no alpha pays, and the page says so in words
         metrics["break-even-alpha"] = even
+    # The search's last gamma is no optimum when one more draft token is faster still (alpha near 1, c near 0).
+    capped = best == _SEARCH_GAMMA and theory.speedup(a, best + 1, c) > metrics["optimal-speedup"]
+    if capped:
+        notes.append(f"the search stops at {GAMMA} = {_SEARCH_GAMMA}; longer drafts would be faster still")
     curve = rounded([theory.speedup(a, k, c) for k in gammas])
     return {
+        "capped": capped,
         "figures": {"speedup": _speedup_figure(gammas, curve, g, best), "map": _map_figure(a, c)},
         "metrics": {k: round(v, 12) if isinstance(v, float) else v for k, v in metrics.items()},
         "pays": even is not None and a > even,

@@ -87,7 +87,8 @@ def analyse_metrics(
         counts = vllm_metrics.read_counts(metrics, later)
     except ValueError as exc:  # the reader's text: shown beside the text area, in the parser's words
         return base | {"status": "error", "message": str(exc)}
-    result = vllm_metrics.analyse(counts, c, _SEARCH_GAMMA)
+    # The search reaches the server's own gamma when it drafts more than 32 (a dump with 40 positions).
+    result = vllm_metrics.analyse(counts, c, max(_SEARCH_GAMMA, counts.gamma))
     paper, roofline = _paper(result), roof.pricing(result)
     pricing = roofline if chosen == "roofline" else paper
     return base | {
@@ -309,6 +310,9 @@ def _recommendation(a: Analysis, p: _Pricing) -> str:
             f"{p.speedup(a.profile, g):.2f}{TIMES} at your {GAMMA} = {g})"
         )
     text += "." if bp == bi else f"; the i.i.d. fit would say {GAMMA} = {bi}."
+    last = len(a.profile) - 1
+    if bp == last and p.speedup(a.profile, last) >= p.speedup(a.profile, last - 1):
+        text += f" The search stops at {GAMMA} = {last}: a longer draft may be faster still."
     if bp > g:
         text += f" Beyond {GAMMA} = {g} the profile is extrapolated from the fitted trend, not measured."
     return text
@@ -383,7 +387,7 @@ def _positions_figure(a: Analysis) -> Figure:
 def _gamma_figure(a: Analysis, p: _Pricing) -> Figure:
     """Expected tokens per target pass against gamma under both models, the reader's gamma and the recommendations."""
     g = a.counts.gamma
-    top = min(_SEARCH_GAMMA, max(12, g + 4, p.best_profile + 2, p.best_iid + 2))
+    top = min(len(a.profile) - 1, max(12, g + 4, p.best_profile + 2, p.best_iid + 2))
     xs = list(range(1, top + 1))
     hover = f"{GAMMA} = %{{x}}: %{{y:.3f}} tokens per pass<extra>%{{fullData.name}}</extra>"
     measured = list(range(1, g + 1))

@@ -86,9 +86,14 @@ function view(ctx) {
     paint(result, args) {
       last = result;
       const m = result.metrics;
+      if (result.capped) ctx.setMetric("optimal-gamma", m["optimal-gamma"], `≥ ${m["optimal-gamma"]}`);
       if (!("break-even-alpha" in m)) {
         ctx.setMetric("break-even-alpha", -1, "never (c > 1)");
         verdict.textContent = "A draft step slower than a target pass never pays, whatever α.";
+      } else if (m["break-even-alpha"] >= 1) {
+        verdict.textContent = `No α pays at c = ${fixed(2)(args.cost)}: a draft that is always accepted only breaks even.`;
+      } else if (!result.pays && m.speedup === 1) {
+        verdict.textContent = `At break-even: ${times(1)} at γ = ${args.gamma}, speculation neither gains nor loses.`;
       } else if (result.pays) {
         verdict.textContent =
           `Speculation pays: ${times(m.speedup)} at γ = ${args.gamma}` +
