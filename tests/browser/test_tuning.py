@@ -168,6 +168,29 @@ def test_draft_cost_moved_in_the_calculator_moves_the_policies_and_says_their_nu
     expect(status).to_contain_text("press Run to measure these")
 
 
+def test_policies_keep_the_latest_text_when_the_last_chunk_emits_none(page: Any) -> None:
+    """A 400-token run's last chunk emits nothing under fixed gamma (its budget is spent): the latest text on screen
+    stays the last that was emitted, where it read “” (natively: the chunk's sample is empty)."""
+    args = {"seed": 0, "gamma": 4, "tau": 0.5, "cost": 0.05, "temperature": 1, "top_k": 0, "top_p": 1}
+    state, samples = None, []
+    for _ in range(400 // CHUNK):
+        chunk = json.loads(
+            web.call("tuning.policies", json.dumps({**args, "tokens": CHUNK, "total": 400, "state": state}))
+        )
+        state = chunk["state"]
+        samples.append(chunk["sample"])
+    assert samples[-1] == "" and samples[-2].strip()
+    open_live(page)
+    widget = page.locator(POLICIES)
+    widget.get_by_label("Tokens per policy N").fill("400")
+    widget.get_by_role("button", name="Run").click()
+    expect(widget.locator(".sd-tuning-progress")).to_have_attribute("data-state", "done", timeout=BOOT_MS)
+    text = samples[-2][-240:].strip()  # as the page cuts it: the last 240 characters, trimmed
+    expect(widget.get_by_text("Latest text under fixed")).to_have_text(
+        f"Latest text under fixed \N{GREEK SMALL LETTER GAMMA}: “{text}”"
+    )
+
+
 def test_policies_run_can_be_stopped(page: Any) -> None:
     open_live(page)
     widget = page.locator(POLICIES)
@@ -177,9 +200,14 @@ def test_policies_run_can_be_stopped(page: Any) -> None:
     expect(status).to_have_attribute("data-state", "running")
     # Wait for visible progress (one chunk done), then stop.
     page.wait_for_function(f"() => document.querySelector('{POLICIES} progress').value >= {CHUNK}", timeout=BOOT_MS)
+    # A setting moved mid-run is not the run's: once it ends, the status says the numbers are from before.
+    gamma = widget.get_by_label("Speculation length", exact=False)
+    gamma.focus()
+    gamma.press("ArrowLeft")
     widget.get_by_role("button", name="Stop").click()
     expect(status).to_have_attribute("data-state", "stopped", timeout=BOOT_MS)
     expect(status).to_contain_text("Stopped at")
+    expect(status).to_contain_text("The settings have changed since it started")
     done = widget.locator("progress").evaluate("el => el.value")
     assert CHUNK <= done < 5000
     expect(widget.get_by_role("button", name="Run")).to_be_enabled()

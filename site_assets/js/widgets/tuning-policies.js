@@ -111,8 +111,10 @@ function view(ctx) {
     status.dataset.state = state;
     status.textContent = text;
   };
+  let moved = false; // a control moved since the run on screen started
   for (const c of Object.values(ctx.controls)) {
     ctx.on(c.input, c.event, () => {
+      moved = true;
       if (!runner.running())
         say(
           "changed",
@@ -120,7 +122,12 @@ function view(ctx) {
         );
     });
   }
-  const said = (result, label) => (sample.textContent = `${label}: “${result.sample.slice(-240).trim()}”`);
+  // A chunk that emitted nothing under fixed γ (its run had spent its budget) keeps the text on screen: the last
+  // chunk of a 400-token run showed “”.
+  const said = (result, label) => {
+    const text = result.sample.slice(-240).trim();
+    if (text) sample.textContent = `${label}: “${text}”`;
+  };
 
   // Python's first call trains the n-gram models (a second or two in the browser): made as soon as Python is up,
   // it lets Run start at once. The build-time numbers stay on screen; the same seed run live gives the same ones.
@@ -151,6 +158,7 @@ function view(ctx) {
     };
     progress.max = total;
     progress.value = 0;
+    moved = false;
     say("running", `0 / ${total} tokens per policy`);
     try {
       while (done < total && !signal.aborted) {
@@ -158,8 +166,10 @@ function view(ctx) {
         await ctx.request({ handler: "tuning.policies", args: chunk, adopt, paint: () => {} });
       }
     } finally {
-      if (done >= total) say("done", `Done: ${total} tokens per policy (seed ${args.seed}).`);
-      else say("stopped", `Stopped at ${done} / ${total} tokens per policy.`);
+      // Settings moved during the run are not its settings: the end says so, as a move after it would.
+      const since = moved ? " The settings have changed since it started: press Run to measure them." : "";
+      if (done >= total) say("done", `Done: ${total} tokens per policy (seed ${args.seed}).${since}`);
+      else say("stopped", `Stopped at ${done} / ${total} tokens per policy.${since}`);
     }
   }
 
