@@ -1,8 +1,8 @@
 // Form controls with visible labels, metric tiles, and small DOM helpers. A control is data:
 //   {key, label, hint, kind, value, min, max, step, choices, format, options, rows, url, live, hidden, onChange}
 // kind: "range" (default; `choices` makes it step through those values, `format` says the value beside it),
-// "number", "select" and "choice" (toggle buttons; `options` [[value, label], ...]), "text", "textarea" (committed
-// on a paste and when typing pauses; never in the URL). hint: a line under the field that says what it means (the
+// "number" (committed on a paste and when typing pauses, as a textarea), "select" and "choice" (toggle buttons;
+// `options` [[value, label], ...]), "text", "textarea" (committed on a paste and when typing pauses; never in the URL). hint: a line under the field that says what it means (the
 // field's description for screen readers too). url: the value lives in the query (ui/url.js); live: false,
 // a change asks Python for nothing; hidden: until the view shows it.
 // control(spec, id) -> {spec, root, input, value, event}.
@@ -67,6 +67,21 @@ export function button(label, className = "") {
   return b;
 }
 
+// A text area or a number box commits a paste at once and typing once it pauses for TYPING_MS, as a slider commits
+// as it moves, not only when the field loses focus: the figures of the value before stayed on screen beside it.
+function commitOnPause(input) {
+  let timer = null;
+  const commit = () => {
+    clearTimeout(timer);
+    input.dispatchEvent(new Event("change"));
+  };
+  input.addEventListener("paste", () => setTimeout(commit, 0));
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(commit, TYPING_MS);
+  });
+}
+
 // A labelled form field, its change committed on "change".
 function field(kind, spec, id, input, get = () => input.value) {
   Object.assign(input, { id, name: spec.key });
@@ -102,6 +117,7 @@ const builders = {
       step: spec.step ?? 1,
       inputMode: "numeric",
     });
+    commitOnPause(input);
     return field("number", spec, id, input, () => Number(input.value));
   },
   select: (spec, id) =>
@@ -111,22 +127,11 @@ const builders = {
     if (spec.maxLength) input.maxLength = spec.maxLength;
     return field("text", spec, id, input);
   },
-  // A text area commits a paste at once and typing once it pauses for TYPING_MS, not only when it loses focus: the
-  // figures of the text before would otherwise stay on screen under edited text.
   textarea(spec, id) {
     const input = Object.assign(el("textarea"), { rows: spec.rows ?? 6, spellcheck: false });
     input.setAttribute("autocomplete", "off");
     if (spec.placeholder) input.placeholder = spec.placeholder;
-    let timer = null;
-    const commit = () => {
-      clearTimeout(timer);
-      input.dispatchEvent(new Event("change"));
-    };
-    input.addEventListener("paste", () => setTimeout(commit, 0));
-    input.addEventListener("input", () => {
-      clearTimeout(timer);
-      timer = setTimeout(commit, TYPING_MS);
-    });
+    commitOnPause(input);
     return field("textarea", spec, id, input);
   },
   choice(spec) {

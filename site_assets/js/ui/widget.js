@@ -104,7 +104,20 @@ function bind(el, definition, entry) {
   for (const spec of specs)
     controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
-  const values = () => Object.fromEntries(specs.map((s) => [s.key, controls[s.key].value]));
+  // A number box's text read as the link's would be: {value, note} (note: how it was corrected, if it was).
+  const readNumber = (spec, raw) => {
+    const { values: read, notes } = readQuery({ [spec.key]: spec }, `?${new URLSearchParams({ [spec.key]: raw })}`);
+    return { value: read[spec.key], note: notes[spec.key] };
+  };
+  // A box still being typed in counts as what it will be read as: 100 in a box of 0..99 is 99 if another control
+  // asks Python first (it reached Python as 100, a ValueError).
+  const values = () =>
+    Object.fromEntries(
+      specs.map((s) => [
+        s.key,
+        s.kind === "number" ? readNumber(s, controls[s.key].input.value).value : controls[s.key].value,
+      ]),
+    );
   let view = null;
   let numbers = null; // the charts as tables (ui/numbers.js), once the view has made its charts
   const argsOf = (v, extra) =>
@@ -370,10 +383,9 @@ function bind(el, definition, entry) {
         // A typed number is read as the link's would be: out of range, between steps or not a number, it is
         // corrected, and the note says how.
         if (spec.kind === "number") {
-          const typed = `?${new URLSearchParams({ [spec.key]: c.input.value })}`;
-          const { values: read, notes } = readQuery({ [spec.key]: spec }, typed);
-          c.value = read[spec.key];
-          corrected(spec.key, notes[spec.key]);
+          const { value, note } = readNumber(spec, c.input.value);
+          c.value = value;
+          corrected(spec.key, note);
         }
         version += 1;
         if (spec.url) writeUrl();
