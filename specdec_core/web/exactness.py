@@ -290,8 +290,13 @@ def broken(
 
 
 def _exponent(x: float) -> str:
-    """x in the page's short exponent form (1.2e-5, as JavaScript writes it)."""
-    return f"{x:.1e}".replace("e-0", "e-").replace("e+0", "e+")
+    """A small p-value as the page's tiles write it (ui/controls.js pValue): 1.2e-5, or "below 1e-12" for one the
+    chi-squared tail gives as 0, which "0.0e+0" would claim exactly.
+
+    >>> _exponent(1.23e-5), _exponent(0.0)
+    ('1.2e-5', 'below 1e-12')
+    """
+    return "below 1e-12" if x < 1e-12 else f"{x:.1e}".replace("e-0", "e-").replace("e+0", "e+")
 
 
 def _broken_verdict(m: dict[str, float]) -> str:

@@ -375,6 +375,11 @@ def test_greedy_draft_declared_soft_shows_its_law_and_fails_the_test(page: Any) 
     expect(metric(widget, "exact")).to_have_attribute("data-value", "0", timeout=60_000)
     assert value(widget, "tv-distance") > tv_bound(10_000, 3)
     assert value(widget, "p-value") < 1e-6
+    # The chi-square tail of so far a sample is 0 in floating point: the page says "below 1e-12", never "0.0e+0".
+    drawn = native("exactness.broken", variant="greedy-soft", p=P, q=Q, n=10_000, seed=0)["metrics"]["p-value"]
+    assert drawn == 0.0
+    expect(metric(widget, "p-value")).to_have_text("below 1e-12")
+    expect(widget.get_by_text(re.compile("p-value below 1e-12. The output is not p"))).to_have_count(1)
 
     # The page's "Draft probability 0" tab, both ways: an honest draft with a zero stays exact, a naive p/0 does not.
     select.select_option(label="Draft probability 0, honest draft")

@@ -95,6 +95,24 @@ def test_more_candidates_give_more_tokens_per_pass_and_step_explains_a_round(pag
     assert re.search(r"(Correction|Bonus) “", widget.locator(".sd-trees-explain").inner_text())
 
 
+def test_alpha_is_off_for_the_ngram_pair_and_says_why(page: Any) -> None:
+    """alpha sets the synthetic pair only: with the n-gram pair its slider is disabled, with a line saying why (read
+    out as its description), and both come back with the synthetic pair."""
+    widget = open_live(page, "")
+    alpha = widget.get_by_role("slider", name=re.compile("^Agreement rate"))
+    why = widget.get_by_text("The n-gram pair's agreement comes from the text")
+    expect(alpha).to_be_enabled()
+    expect(why).to_be_hidden()
+    widget.get_by_label("Model pair", exact=True).select_option("ngram")
+    expect(alpha).to_be_disabled()
+    expect(why).to_be_visible()
+    expect(alpha).to_have_accessible_description(re.compile("^The n-gram pair's agreement comes from the text"))
+    widget.get_by_label("Model pair", exact=True).select_option("agreement")
+    expect(alpha).to_be_enabled()
+    expect(why).to_be_hidden()
+    expect(alpha).to_have_accessible_description("the per-token acceptance rate \N{GREEK SMALL LETTER ALPHA}")
+
+
 def test_url_state_is_clamped_said_and_round_trips(page: Any) -> None:
     widget = open_live(page, "?k=9&depth=2&alpha=0.6&seed=7")
     expect(widget.locator(".sd-notice").first).to_contain_text("k 9 is out of range; clamped to 4")

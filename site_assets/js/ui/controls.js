@@ -57,8 +57,9 @@ export function formatNumber(value) {
 export const fixed = (digits) => (v) => Number(v).toFixed(digits);
 export const times = (v) => `${Number(v).toFixed(2)}×`;
 export const percent = (v) => `${(100 * v).toFixed(1)}%`;
-// A p-value: three decimals, or a short exponent when tiny.
-export const pValue = (v) => (v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v));
+// A p-value: three decimals, a short exponent when tiny, and "below 1e-12" under that: a χ² p that small comes back
+// from Python as 0, which "0.0e+0" would claim exactly.
+export const pValue = (v) => (v < 1e-12 ? "below 1e-12" : v < 1e-4 ? Number(v).toExponential(1) : fixed(3)(v));
 export const verdictText = (v) => (v ? "consistent ✓" : "rejected ✗");
 
 export function button(label, className = "") {

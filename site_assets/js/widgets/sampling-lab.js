@@ -5,7 +5,7 @@
 // URL state: temperature, top-p, top-k, seed.
 
 import { define } from "../ui/widget.js";
-import { announce, el, fixed, grouped } from "../ui/controls.js";
+import { announce, el, fixed, grouped, pValue } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 
 const DECLARED = [
@@ -103,12 +103,7 @@ function view(ctx) {
           : "");
       where.textContent = `After “…${result.context_text}” the draft proposes its argmax “${result.proposed}” and declares as q ${result.description}.`;
       const n = grouped(m.samples);
-      const pv =
-        m["p-value"] < 1e-12
-          ? "below 1e-12"
-          : m["p-value"] < 1e-4
-            ? Number(m["p-value"]).toExponential(1)
-            : fixed(3)(m["p-value"]);
+      const pv = pValue(m["p-value"]);
       verdict.classList.toggle("sd-verdict--bad", !m.exact);
       verdict.classList.toggle("sd-verdict--ok", Boolean(m.exact));
       if (!m.exact) {

@@ -72,6 +72,26 @@ function view(ctx, settings) {
   const emitted = el("p", "sd-note sd-trees-emitted");
   ctx.el.append(ctx.group("sd-controls"), buttons, ctx.tiles(), verdict, explain, emitted, ctx.chartRow());
 
+  // α sets the synthetic pair only: with the n-gram pair the slider moved and nothing changed. It is off there,
+  // and says why.
+  const { pair, alpha } = ctx.controls;
+  const why = el(
+    "span",
+    "sd-control__hint",
+    "The n-gram pair's agreement comes from the text: α sets the synthetic pair.",
+  );
+  why.id = `${alpha.input.id}-why`;
+  alpha.root.append(why);
+  const hint = alpha.input.getAttribute("aria-describedby"); // the slider's own hint, kept
+  const follow = () => {
+    const text = pair.value === "ngram";
+    alpha.input.disabled = text;
+    why.hidden = !text;
+    alpha.input.setAttribute("aria-describedby", [text ? why.id : "", hint || ""].join(" ").trim());
+  };
+  ctx.on(pair.input, pair.event, follow);
+  follow();
+
   function paint(result) {
     const m = result.metrics;
     if (!("exact" in m)) ctx.clearMetric("exact", "not yet: see below");
