@@ -266,7 +266,7 @@ def _checked(counts: Counts, name: str, window: bool = True) -> Counts:
     if any(later > earlier for earlier, later in zip((n, *per), per, strict=False)):
         raise ValueError(
             f"{name}: accepted counts rise with position ({', '.join(map(str, per))} of {n} drafts); "
-            "a token is accepted only after every earlier one, so they cannot"
+            "a token is accepted only after every earlier one, so no position can count more than the one before"
         )
     if not counts.accepted <= counts.draft_tokens <= counts.gamma * n:
         raise ValueError(
@@ -305,8 +305,8 @@ def _difference(before: Series, after: Series) -> Series:
 
 _FIELDS = {
     "length": re.compile(r"Mean acceptance length: (\d+(?:\.\d+)?)"),
-    "accepted": re.compile(r"\bAccepted: (\d+) tokens"),
-    "drafted": re.compile(r"\bDrafted: (\d+) tokens"),
+    "accepted": re.compile(r"\bAccepted: (-?\d+) tokens"),  # a sign, to say a negative count is one
+    "drafted": re.compile(r"\bDrafted: (-?\d+) tokens"),
     "rates": re.compile(r"Per-position acceptance rate: (\d+(?:\.\d+)?(?:, \d+(?:\.\d+)?)*)"),
     "rate": re.compile(r"Avg Draft acceptance rate: (\d+(?:\.\d+)?|nan)%"),
 }
@@ -342,6 +342,9 @@ def _log_line(line: str, where: str) -> Counts:
         if found[key] is None:
             raise ValueError(f"metrics: the log line{where} has no '{label}' field; paste the whole line")
     accepted, drafted = int(found["accepted"].group(1)), int(found["drafted"].group(1))  # type: ignore[union-attr]
+    for label, value in (("Accepted", accepted), ("Drafted", drafted)):
+        if value < 0:
+            raise ValueError(f"metrics: the log line{where} has '{label}: {value} tokens', a negative count")
     rates = [float(r) for r in found["rates"].group(1).split(", ")]  # type: ignore[union-attr]
     if drafted == 0:
         raise ValueError(f"metrics: the log line{where} shows no drafted tokens, so there is nothing to analyse")

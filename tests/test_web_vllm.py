@@ -63,6 +63,25 @@ def test_a_best_gamma_at_the_searchs_end_is_not_called_the_fastest_without_a_wor
     assert "The search stops at" not in falling["recommendation"]
 
 
+def test_a_handful_of_tokens_is_not_called_proof_of_no_trend() -> None:
+    """One draft (1.00 at position 1, 0.00 at position 2) is no evidence either way: the sentence says the test saw
+    2 verified tokens, and counts are spelt in the singular where they are one."""
+    result = run(metrics=dump([1, 0, 0, 0, 0], 1))
+    assert result["verdict"]["kind"] == "flat"
+    assert "as far as 2 verified tokens can tell" in result["verdict"]["text"]
+    assert "From 1 draft, 2 verified draft tokens" in result["verdict"]["evidence"]
+    many = run(metrics=dump([int(100_000 * 0.8 ** (j + 1)) for j in range(4)], 100_000), later="")
+    assert "can tell" not in many["verdict"]["text"] and "100,000 drafts" in many["verdict"]["evidence"]
+
+
+def test_a_negative_count_in_a_log_line_is_named_as_one() -> None:
+    line = (
+        "SpecDecoding metrics: Mean acceptance length: 0.5, Accepted: -5 tokens, Drafted: 0 tokens, "
+        "Per-position acceptance rate: 0.5"
+    )
+    assert run(metrics=line)["message"] == "metrics: the log line has 'Accepted: -5 tokens', a negative count"
+
+
 def test_the_hand_example_log_line_reads_alpha_080_and_no_trend() -> None:
     result = run(**web.EXAMPLES["tuning.vllm"])
     m = result["metrics"]

@@ -176,12 +176,13 @@ def line(
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
-    """A count in words for a caption: ``1 round``, ``2 rounds``; ``many`` spells an irregular plural.
+    """A count in words for a caption, its thousands grouped: ``1 round``, ``2,000 rounds``; ``many`` spells an
+    irregular plural.
 
-    >>> plural(1, "round"), plural(0, "token"), plural(3, "target pass", "target passes")
-    ('1 round', '0 tokens', '3 target passes')
+    >>> plural(1, "round"), plural(0, "token"), plural(3, "target pass", "target passes"), plural(2000, "draft")
+    ('1 round', '0 tokens', '3 target passes', '2,000 drafts')
     """
-    return f"{n} {word if n == 1 else many or word + 's'}"
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
 def rounded(values: Sequence[float], digits: int = 12) -> list[float]:

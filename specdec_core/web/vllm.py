@@ -30,12 +30,14 @@ from . import handler
 from .args import check_choice, check_int, check_number
 from .cost import BATCHES, CONTEXTS, DRAFTS, TARGETS
 from .draft import MAX_PAGE_GAMMA
-from .plot import ALPHA, GAMMA, TIMES, Figure, PlotTrace, figure, layout, line, rounded
+from .plot import ALPHA, GAMMA, TIMES, Figure, PlotTrace, figure, layout, line, plural, rounded
 
 #: A superscript k, for the curve alpha^k in a legend.
 _SUP_K = "\N{MODIFIER LETTER SMALL K}"
 #: The recommendation is searched up to here, as the calculator's.
 _SEARCH_GAMMA = 32
+#: Fewer verified draft tokens than this, and a test that finds no trend says how little it could see.
+_FEW_TOKENS = 1000
 #: The cost models the reader chooses between: the paper's draft cost c, or the roofline of the Cost page.
 COST_MODELS = ["c", "roofline"]
 #: The roofline's settings, defaulting as the Cost page's: an 8B target, a 1B draft, one H100, batch 1, 1,024 tokens.
@@ -268,9 +270,16 @@ def _verdict(a: Analysis) -> str:
             "drafts do better than the i.i.d. formula suggests."
         )
     if t.verdict == "flat":
+        # "Flat" is the test finding no trend, which few tokens cannot tell from a large one (1.00 then 0.00).
+        few = sum(t.trials) < _FEW_TOKENS
         return (
-            f"No trend with depth: {ALPHA} stays near {t.pooled:.3f} at every position ({span}), so the i.i.d. "
-            "formulas on this site describe this drafter."
+            f"No trend detected with depth: {ALPHA} at each position ({span}) stays within chance of "
+            f"{t.pooled:.3f}, so the i.i.d. formulas on this site describe this drafter"
+            + (
+                f" as far as {plural(sum(t.trials), 'verified token')} can tell: more would show a smaller trend."
+                if few
+                else "."
+            )
         )
     if g == 1:
         return f"One draft position ({GAMMA} = 1): there is no depth to compare, so the i.i.d. model cannot be tested."
@@ -284,8 +293,8 @@ def _p_text(p: float) -> str:
 def _evidence(a: Analysis) -> str:
     t = a.depth
     counts = (
-        f"{a.counts.drafts:,} drafts, {sum(t.trials):,} verified draft tokens, {sum(t.successes):,} accepted, "
-        f"over {a.counts.gamma} positions"
+        f"{plural(a.counts.drafts, 'draft')}, {plural(sum(t.trials), 'verified draft token')}, "
+        f"{sum(t.successes):,} accepted, over {plural(a.counts.gamma, 'position')}"
     )
     if t.z is None or t.p_value is None:
         return f"No test possible ({counts})."
