@@ -176,7 +176,7 @@ _STYLES = {
     "fixed": (f"fixed {GAMMA}", "target"),
     "confidence": ("confidence \N{GREEK SMALL LETTER TAU}", "draft"),
     "dynamic": ("dynamic +2/\N{MINUS SIGN}1", "overlap"),
-    "oracle": ("oracle (upper bound)", "residual"),
+    "oracle": ("oracle (upper bound on average)", "residual"),
 }
 _MEASURES = ["tokens per target pass", "draft steps per token", "discarded share", "speedup at c"]
 

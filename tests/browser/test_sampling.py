@@ -145,6 +145,14 @@ def test_the_pitfall_shows_its_verdict_and_the_fix_restores_the_target(page: Any
     expect(verdict).to_contain_text("the output is the target again")
     wait_for_renders(pitfall_chart, before)
 
+    # At temperature 0 the target is one token: no noise to compare with ("about the 0.0000 that noise gives").
+    greedy = native(declared="sampled", temperature=0.0)["metrics"]
+    assert greedy["tv-noise"] == 0 == greedy["tv-distance"]
+    temperature = widget.get_by_role("slider", name="Temperature")
+    temperature.focus()
+    temperature.press("Home")
+    expect(verdict).to_contain_text("with no sampling noise at all", timeout=60_000)
+
 
 def test_url_state_is_clamped_and_said(page: Any) -> None:
     widget = open_live(page, "sampling/?temperature=5&top-k=-3&top-p=0.5&seed=7")

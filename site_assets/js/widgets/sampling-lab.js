@@ -110,6 +110,9 @@ function view(ctx) {
         verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])} from the target, far above the ${fixed(4)(m["tv-noise"])} that noise alone gives (χ² p-value ${pv}). The output is not the target: the verifier divided by a q nothing was drawn from.`;
       } else if (m["exact-tv"] === 0 && result.declared === "softmax") {
         verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])}. At temperature 0 the softmax is the one-hot itself, so the declared q is the sampled one: nothing to fix.`;
+      } else if (m["tv-noise"] === 0) {
+        // The target is one token (temperature 0): every round emits it, and there is no noise to compare with.
+        verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])}. At temperature 0 the target is one token, and every round emitted it: the output is the target, with no sampling noise at all.`;
       } else {
         verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])}, about the ${fixed(4)(m["tv-noise"])} that noise alone gives (χ² p-value ${pv}). With q the distribution it sampled from, the output is the target again.`;
       }

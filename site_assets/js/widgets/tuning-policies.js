@@ -11,7 +11,7 @@ const POLICIES = [
   ["fixed", "Fixed γ"],
   ["confidence", "Confidence τ"],
   ["dynamic", "Dynamic +2/−1"],
-  ["oracle", "Oracle (upper bound)"],
+  ["oracle", "Oracle (upper bound on average)"],
 ];
 const MEASURES = [
   ["tokens-per-pass", "Tokens per target pass", 3],
