@@ -137,6 +137,13 @@ def test_url_state_is_read_clamped_and_reproduced(page: Any) -> None:
     expect_metric(page, COMPARE, "tokens-per-pass", again["tokens-per-pass"])
     expect(widget.locator(".sd-notice")).to_have_count(0)
 
+    # Typical acceptance's epsilon and delta live in the link as gamma does, read and clamped with a note.
+    page.goto(url.split("?")[0] + "?epsilon=0.5&delta=0.25")
+    typical = page.locator(TYPICAL)
+    expect(typical.locator(".sd-notice")).to_have_text(["epsilon 0.5 is out of range; clamped to 0.2"])
+    expect(typical.get_by_label("Entropy factor", exact=False)).to_have_value("0.25")
+    expect(page).to_have_url(re.compile(r"epsilon=0\.2(&|$)"))
+
 
 def test_narrow_screen_keeps_every_control_on_screen(page: Any) -> None:
     page.set_viewport_size({"width": 390, "height": 844})

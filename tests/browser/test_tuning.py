@@ -103,6 +103,14 @@ def test_calculator_url_round_trip_and_clamping(page: Any) -> None:
     expect_metric(page, CALC, "speedup", theory.speedup(0.65, 15, 0.2))
     expect(page.locator(f"{CALC} .sd-notice")).to_have_count(0)
 
+    # The draft's operations ratio is in the link too: a reload kept c and set it back to c.
+    expect(page.locator(CALC).get_by_label("Draft operations")).to_have_value("0.2")
+    assert "op_cost=0.2" in url
+    page.goto(url.replace("op_cost=0.2", "op_cost=0.5"))
+    expect(page.locator(CALC)).to_have_attribute("data-sd-live", "true", timeout=BOOT_MS)
+    expect(page.locator(CALC).get_by_label("Draft operations")).to_have_value("0.5")
+    expect_metric(page, CALC, "operations-factor", theory.operations_factor(0.65, 15, 0.5))
+
 
 def test_calculator_converts_a_vllm_acceptance_rate(page: Any) -> None:
     open_live(page)

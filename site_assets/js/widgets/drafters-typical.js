@@ -16,6 +16,8 @@ export default define(import.meta.url, (settings) => ({
       step: 0.005,
       value: settings.args.epsilon,
       format: fixed(3),
+      url: true, // in the link like γ: a reload or a shared link lost ε and δ
+      short: "ε",
     },
     {
       key: "delta",
@@ -25,6 +27,8 @@ export default define(import.meta.url, (settings) => ({
       step: 0.01,
       value: settings.args.delta,
       format: fixed(2),
+      url: true,
+      short: "δ",
     },
     param("gamma", settings.args.gamma),
   ],

@@ -40,7 +40,18 @@ export default define(import.meta.url, (settings) => {
       },
       param("gamma", a.gamma, { max: 16 }),
       param("cost", a.cost),
-      { key: "op_cost", label: "Draft operations ĉ", min: 0, max: 1, step: 0.01, value: a.cost, format: fixed(2) },
+      // In the link, as every slider is (a reload set ĉ back to c).
+      {
+        key: "op_cost",
+        label: "Draft operations ĉ",
+        min: 0,
+        max: 1,
+        step: 0.01,
+        value: a.cost,
+        format: fixed(2),
+        url: true,
+        short: "ĉ",
+      },
     ],
     // The rate or the length goes to Python only when it is the figure the reader gives.
     args: ({ rate, length, ...v }) => ({
@@ -68,7 +79,8 @@ export default define(import.meta.url, (settings) => {
 
 function view(ctx) {
   const { source, rate, length, gamma, cost } = ctx.controls;
-  ctx.controls.op_cost.value = cost.value; // the draft's operations ratio starts at the draft cost the link asks for
+  // The draft's operations ratio starts at the draft cost the link asks for, unless the link gives it.
+  if (!new URLSearchParams(location.search).has("op_cost")) ctx.controls.op_cost.value = cost.value;
   const verdict = announce("sd-verdict sd-verdict--strong");
   ctx.el.append(ctx.group("sd-controls"), verdict, ctx.tiles(), ctx.chartRow());
   let last = null;
