@@ -52,6 +52,7 @@ __all__ = [
     "PassCost",
     "SpeculativeCost",
     "eagle3_head_parameters",
+    "head_mismatch",
     "kv_cache_bytes",
     "llama_parameters",
     "memory_needed",
@@ -93,6 +94,7 @@ class Model:
     kv_heads: int
     head_dim: int
     source: str
+    head_of: str | None = None  # an EAGLE-style head: the key of the target whose hidden states it reads
 
 
 def llama_parameters(
@@ -246,6 +248,7 @@ MODELS: dict[str, Model] = {
         "intermediate_size 14336, num_key_value_heads 8, head_dim 128, one layer, a 32,000-token draft vocabulary), "
         "as in its checkpoint's config.json (https://huggingface.co/yuhuili/EAGLE3-LLaMA3.1-Instruct-8B); "
         "parameters counted from these shapes (0.42B, embedding table shared with the target).",
+        head_of="llama-3.1-8b",
     ),
     "eagle-70b": Model(
         "eagle-70b",
@@ -258,6 +261,7 @@ MODELS: dict[str, Model] = {
         "8192, intermediate_size 28672, num_key_value_heads 8, head_dim 128, from the 70B's config.json above), "
         "one layer, a 32,000-token draft vocabulary; our scaling, not a published checkpoint's config; parameters "
         "counted from these shapes (1.40B).",
+        head_of="llama-3.1-70b",
     ),
 }
 
@@ -323,6 +327,25 @@ def pass_cost(
 
 
 # --8<-- [end:pass_cost]
+
+
+def head_mismatch(target: Model, draft: Model) -> str:
+    """A sentence (with its leading space) when ``draft`` is an EAGLE-style head made for another target, else "".
+
+    A head reads its own target's hidden states, so beside another target it prices a head of that shape only.
+
+    >>> target, small = MODELS["llama-3.1-70b"], MODELS["llama-3.1-8b"]
+    >>> head_mismatch(target, MODELS["eagle-70b"]), head_mismatch(small, MODELS["llama-3.2-1b"])
+    ('', '')
+    >>> head_mismatch(target, MODELS["eagle-8b"]).split(":")[0]
+    " The EAGLE-style one-layer head (for the 8B) reads Llama-3.1-8B's hidden states"
+    """
+    if draft.head_of is None or draft.head_of == target.key:
+        return ""
+    return (
+        f" The {draft.name} reads {MODELS[draft.head_of].name}'s hidden states: with {target.name} it stands for a "
+        "head of that shape, not one that exists."
+    )
 
 
 def ridge_tokens(model: Model, hardware: Hardware, *, context: int, batch: int, weight_bytes: float = 2.0) -> float:

@@ -62,6 +62,14 @@ def test_70b_on_one_h100_does_not_fit_and_on_eight_it_does() -> None:
     assert "does not fit in memory" in [t["name"] for t in one["figures"]["batch"]["data"]]
 
 
+def test_an_eagle_head_beside_another_target_is_said_to_be_one() -> None:
+    """The 8B's head beside the 70B target is a head of that shape, priced all the same; a matching pair: nothing."""
+    mismatched = call("cost.model", target="llama-3.1-70b", draft="eagle-8b", hardware="8xh100")["head-note"]
+    assert mismatched.startswith("The EAGLE-style one-layer head (for the 8B) reads Llama-3.1-8B's hidden states")
+    assert call("cost.model", target="llama-3.1-70b", draft="eagle-70b", hardware="8xh100")["head-note"] == ""
+    assert call("cost.model", target="llama-3.1-70b", draft="llama-3.2-1b", hardware="8xh100")["head-note"] == ""
+
+
 def test_presets_carry_their_sources_to_the_page() -> None:
     presets = call("cost.model", hardware="rtx4090", draft="eagle-8b")["presets"]
     assert [p["role"] for p in presets] == ["Hardware", "Target", "Draft"]

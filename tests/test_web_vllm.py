@@ -74,6 +74,22 @@ def test_a_handful_of_tokens_is_not_called_proof_of_no_trend() -> None:
     assert "can tell" not in many["verdict"]["text"] and "100,000 drafts" in many["verdict"]["evidence"]
 
 
+@pytest.mark.parametrize(
+    ("target", "draft", "said"),
+    [
+        ("llama-3.1-70b", "eagle-8b", True),
+        ("llama-3.1-8b", "eagle-8b", False),
+        ("llama-3.1-8b", "eagle-70b", True),
+        ("llama-3.1-70b", "llama-3.2-1b", False),
+    ],
+)
+def test_an_eagle_head_priced_beside_another_target_is_said_to_be_one(target: str, draft: str, said: bool) -> None:
+    """A head reads one target's hidden states: beside another target the roofline prices a head of that shape."""
+    args = web.EXAMPLES["tuning.vllm"] | {"costmodel": "roofline", "target": target, "draft": draft}
+    text = run(**args)["roofline"]["text"]
+    assert ("stands for a head of that shape, not one that exists" in text) is said, text
+
+
 def test_a_negative_count_in_a_log_line_is_named_as_one() -> None:
     line = (
         "SpecDecoding metrics: Mean acceptance length: 0.5, Accepted: -5 tokens, Drafted: 0 tokens, "

@@ -120,6 +120,7 @@ def model(
         },
         "bound": {"plain": c.plain.bound, "verify": c.verify.bound, "draft": c.draft.bound},
         "memory": {"needed-gb": round(need / 1e9, 3), "available-gb": round(s.hardware.memory / 1e9, 3)},
+        "head-note": costs.head_mismatch(s.target, s.draft).strip(),  # "" unless a head is beside another target
         "presets": _presets(s),
     }
 

@@ -201,6 +201,7 @@ class _Roofline:
                 f" These models do not fit: the weights and KV caches need {need / 1e9:,.1f} GB, and this hardware "
                 f"has {self.hardware.memory / 1e9:,.0f} GB. The times assume they fit."
             )
+        text += costs.head_mismatch(self.target, self.draft)
         return {
             "best-profile": p.best_profile,
             "best-iid": p.best_iid,

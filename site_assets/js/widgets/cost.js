@@ -110,6 +110,7 @@ function view(ctx) {
       memory.textContent = fits
         ? `Fits in memory: ${result.memory["needed-gb"].toFixed(1)} GB of ${result.memory["available-gb"].toFixed(0)} GB.`
         : `Does not fit: the weights and KV caches need ${result.memory["needed-gb"].toFixed(1)} GB, and this hardware has ${result.memory["available-gb"].toFixed(0)} GB. The times assume it fits.`;
+      if (result["head-note"]) memory.textContent += ` ${result["head-note"]}`;
       sourceList.replaceChildren(
         ...result.presets.map((p) => {
           const item = el("li");
