@@ -262,6 +262,27 @@ def test_tuning_map_keeps_the_phones_width_for_its_cells(page: Any) -> None:
     assert bar["width"] >= 0.75 * width, bar
 
 
+@on_a_phone
+def test_home_lab_run_keeps_its_cards_still(page: Any) -> None:
+    """A Run replays each round drafted, then checked: a two-line frame and a three-line one every 260 ms on a phone.
+    The cards under the replay's line stay where they are (they moved by 24 px at each frame)."""
+    visit(page, "")
+    widget = page.locator('.sd-widget[data-widget="lab3d"]')
+    expect(widget).to_have_attribute("data-sd-live", "true", timeout=60_000)
+    widget.evaluate(
+        """(w) => { const cards = w.querySelector('.sd-tiles'), line = w.querySelector('.sd-lab3d__latest');
+          window.__sdTops = new Set(); window.__sdLines = new Set();
+          const note = () => { __sdTops.add(Math.round(cards.getBoundingClientRect().top + scrollY));
+            __sdLines.add(line.textContent); if (w.dataset.sdRunning || __sdLines.size < 2) requestAnimationFrame(note); };
+          note(); }"""
+    )
+    widget.get_by_role("button", name="Run", exact=True).click()
+    expect(widget.get_by_role("button", name="Run", exact=True)).to_be_visible(timeout=60_000)
+    lines, tops = page.evaluate("[__sdLines.size, [...__sdTops]]")
+    assert lines > 10, lines  # the replay's frames were seen
+    assert len(tops) == 1, tops
+
+
 @pytest.mark.browser_context_args(viewport=PHONE, service_workers="block", has_touch=True)
 def test_home_lab_hint_on_a_touch_screen_names_no_wheel_or_hover(page: Any) -> None:
     """On a touch screen (pointer: coarse) the 3D lab's hint names no mouse wheel and no hover, which a finger lacks:
