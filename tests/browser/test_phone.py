@@ -273,7 +273,8 @@ def test_home_lab_run_keeps_its_cards_still(page: Any) -> None:
         """(w) => { const cards = w.querySelector('.sd-tiles'), line = w.querySelector('.sd-lab3d__latest');
           window.__sdTops = new Set(); window.__sdLines = new Set();
           const note = () => { __sdTops.add(Math.round(cards.getBoundingClientRect().top + scrollY));
-            __sdLines.add(line.textContent); if (w.dataset.sdRunning || __sdLines.size < 2) requestAnimationFrame(note); };
+            __sdLines.add(line.textContent);
+            if (w.dataset.sdRunning || __sdLines.size < 2) requestAnimationFrame(note); };
           note(); }"""
     )
     widget.get_by_role("button", name="Run", exact=True).click()
