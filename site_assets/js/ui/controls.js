@@ -2,9 +2,10 @@
 //   {key, label, hint, kind, value, min, max, step, choices, format, options, rows, url, live, hidden, onChange}
 // kind: "range" (default; `choices` makes it step through those values, `format` says the value beside it),
 // "number" (committed on a paste and when typing pauses, as a textarea), "select" and "choice" (toggle buttons;
-// `options` [[value, label], ...]), "text", "textarea" (committed on a paste and when typing pauses; never in the URL). hint: a line under the field that says what it means (the
-// field's description for screen readers too). url: the value lives in the query (ui/url.js); live: false,
-// a change asks Python for nothing; hidden: until the view shows it.
+// `options` [[value, label], ...]), "text", "textarea" (committed on a paste and when typing pauses; never in the
+// URL). hint: a line under the field that says what it means (the field's description for screen readers too).
+// url: the value lives in the query (ui/url.js); live: false, a change asks Python for nothing; hidden: until the
+// view shows it.
 // control(spec, id) -> {spec, root, input, value, event}.
 
 let uid = 0;
