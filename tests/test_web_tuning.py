@@ -297,6 +297,8 @@ def test_an_optimum_at_the_searchs_end_is_said_to_be_one() -> None:
     assert high["capped"] is True and high["metrics"]["optimal-gamma"] == 32
     assert theory.speedup(0.99, 33, 0.01) > high["metrics"]["optimal-speedup"]
     assert any("search stops" in note for note in high["notes"])
+    names = [t["name"] for t in high["figures"]["speedup"]["data"]]
+    assert "best searched \N{GREEK SMALL LETTER GAMMA} = 32" in names and not [n for n in names if "optimal" in n]
     usual = call("tuning.calculator", alpha=0.8, gamma=4, cost=0.05)
     assert usual["capped"] is False and not usual["notes"]
 

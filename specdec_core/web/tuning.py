@@ -87,7 +87,7 @@ def calculator(
     curve = rounded([theory.speedup(a, k, c) for k in gammas])
     return {
         "capped": capped,
-        "figures": {"speedup": _speedup_figure(gammas, curve, g, best), "map": _map_figure(a, c)},
+        "figures": {"speedup": _speedup_figure(gammas, curve, g, best, capped), "map": _map_figure(a, c)},
         "metrics": {k: round(v, 12) if isinstance(v, float) else v for k, v in metrics.items()},
         "pays": even is not None and a > even,
         "notes": notes,
@@ -97,7 +97,7 @@ def calculator(
 # --8<-- [end:tuning_calculator]
 
 
-def _speedup_figure(gammas: list[int], speedups: list[float], gamma: int, best: int) -> Figure:
+def _speedup_figure(gammas: list[int], speedups: list[float], gamma: int, best: int, capped: bool = False) -> Figure:
     """Speedup against gamma, the break-even line, the reader's gamma and the optimum (0 when no gamma pays)."""
     at = dict(zip(gammas, speedups, strict=True))
 
@@ -110,7 +110,13 @@ def _speedup_figure(gammas: list[int], speedups: list[float], gamma: int, best: 
         line(gammas, speedups, name="speedup (Thm 3.8)", role="target", mode="lines+markers", hover=hover),
         even | {"hoverinfo": "skip"},
         mark(gamma, f"your {GAMMA} = {gamma}", "target", {"size": 11, "symbol": "circle"}),
-        mark(best, f"optimal {GAMMA} = {best}", "rejected", {"size": 15, "symbol": "star"}),
+        # At the search's end the star is the best searched, not an optimum: the curve rises past it.
+        mark(
+            best,
+            f"{'best searched' if capped else 'optimal'} {GAMMA} = {best}",
+            "rejected",
+            {"size": 15, "symbol": "star"},
+        ),
     ]
     x_title, top = f"speculation length {GAMMA}", max([*speedups, 1.0]) * 1.12
     # Plotly spaces the ticks by the axis's width (every gamma from 1 to 16 stood on end on a phone); integers only.
