@@ -193,6 +193,9 @@ def test_policies_keep_the_latest_text_when_the_last_chunk_emits_none(page: Any)
     widget.get_by_label("Tokens per policy N").fill("400")
     widget.get_by_role("button", name="Run").click()
     expect(widget.locator(".sd-tuning-progress")).to_have_attribute("data-state", "done", timeout=BOOT_MS)
+    # N was typed, then committed by Run's click taking the focus: once. A second commit after the typing pause
+    # read as a setting moved during the run.
+    expect(widget.locator(".sd-tuning-progress")).to_have_text("Done: 400 tokens per policy (seed 0).")
     text = samples[-2][-240:].strip()  # as the page cuts it: the last 240 characters, trimmed
     expect(widget.get_by_text("Latest text under fixed")).to_have_text(
         f"Latest text under fixed \N{GREEK SMALL LETTER GAMMA}: “{text}”"

@@ -71,16 +71,26 @@ export function button(label, className = "") {
 
 // A text area or a number box commits a paste at once and typing once it pauses for TYPING_MS, as a slider commits
 // as it moves, not only when the field loses focus: the figures of the value before stayed on screen beside it.
+// Each edit is committed once: the browser's own change on Enter or leaving the field, after a pause already
+// committed it, is a repeat (no input since) and goes no further: it had flagged a Run's settings as changed.
 function commitOnPause(input) {
   let timer = null;
+  let typed = false; // input since the last change
   const commit = () => {
     clearTimeout(timer);
-    input.dispatchEvent(new Event("change"));
+    if (typed) input.dispatchEvent(new Event("change"));
   };
   input.addEventListener("paste", () => setTimeout(commit, 0));
   input.addEventListener("input", () => {
+    typed = true;
     clearTimeout(timer);
     timer = setTimeout(commit, TYPING_MS);
+  });
+  // Registered before any other change listener (the binding's come later), so it can stop a repeat.
+  input.addEventListener("change", (event) => {
+    clearTimeout(timer);
+    if (event.isTrusted && !typed) event.stopImmediatePropagation();
+    typed = false;
   });
 }
 
