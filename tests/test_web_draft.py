@@ -90,12 +90,18 @@ def test_temperature_zero_drafts_the_draft_models_favourite() -> None:
 
 @pytest.mark.parametrize("sampling", [{"top_k": 3}, {"top_p": 0.05}, {"temperature": 0.25}])
 def test_candidates_are_words_the_draft_can_draw(sampling: dict[str, Any]) -> None:
-    """Each position lists at most five candidates, all of q > 0."""
+    """Each position lists the draft's five likeliest words that it can draw (q > 0), likeliest first, then the
+    drafted word if it is not among them: computed here from the draft's own q rows, sorted independently."""
     result = call("draft.ngram", prompt=PROMPT, gamma=6, seed=2, **sampling)
-    for pos in result["positions"]:
-        assert 1 <= len(pos["alternatives"]) <= 5 and all(a["q"] > 0 for a in pos["alternatives"])
-    if "top_k" in sampling:
-        assert any(len(pos["alternatives"]) == 3 for pos in result["positions"])
+    pair, _, tokens, q_rows, _ = reference_draft(2, 6, **sampling)
+    for pos, token, q_row in zip(result["positions"], tokens, q_rows, strict=True):
+        likeliest = sorted(range(len(q_row)), key=lambda t: (-q_row[t], t))[:5]
+        drawable = [t for t in likeliest if q_row[t] > 0]
+        expected = drawable + ([] if token in drawable else [token])
+        assert [a["word"] for a in pos["alternatives"]] == [pair.vocab[t] for t in expected]
+        assert all(a["q"] > 0 for a in pos["alternatives"])
+    if "top_k" in sampling:  # top-k 3 leaves three drawable words: the two of q = 0 that filled the five are gone
+        assert all(len(pos["alternatives"]) == 3 for pos in result["positions"])
 
 
 def test_every_word_reaches_the_models_as_pieces_never_unk() -> None:
