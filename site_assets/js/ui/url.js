@@ -89,30 +89,40 @@ export function readQuery(spec = PARAMS, search = location.search) {
   const values = {};
   const notes = {};
   for (const [key, range] of Object.entries(spec)) {
-    const raw = query.get(key);
-    const number = Number(raw);
-    const choices = range.choices ?? range.options?.map(([value]) => value);
-    if (raw === null || raw === "") {
-      values[key] = range.value;
-    } else if (range.kind === "text") {
-      values[key] = range.maxLength ? raw.slice(0, range.maxLength) : raw;
-      if (values[key] !== raw)
-        notes[key] = `${key} is longer than ${range.maxLength} characters; cut to its first ${range.maxLength}`;
-    } else if (choices) {
-      values[key] = readChoice(key, raw, { ...range, choices }, notes);
-    } else if (!Number.isFinite(number)) {
-      values[key] = range.value;
-      notes[key] = `${key} ${raw} is not a number; using ${range.value}`;
-    } else if (number < range.min || number > range.max) {
-      values[key] = number < range.min ? range.min : range.max;
-      notes[key] = `${key} ${raw} is out of range; clamped to ${values[key]}`;
-    } else {
-      values[key] = snap(number, range);
-      if (values[key] !== number)
-        notes[key] = `${key} ${raw} is between steps of ${range.step}; rounded to ${values[key]}`;
-    }
+    const { value, note } = readValue(key, query.get(key), range);
+    values[key] = value;
+    if (note) notes[key] = note;
   }
   return { values, notes };
+}
+
+// One value as text (from the link, or typed into a number box; null or "" for none): {value, note}, where note
+// says what was corrected and how (undefined when nothing was).
+export function readValue(key, raw, range) {
+  const number = Number(raw);
+  const choices = range.choices ?? range.options?.map(([value]) => value);
+  if (raw === null || raw === "") return { value: range.value };
+  if (range.kind === "text") {
+    const value = range.maxLength ? raw.slice(0, range.maxLength) : raw;
+    const cut = `${key} is longer than ${range.maxLength} characters; cut to its first ${range.maxLength}`;
+    return { value, note: value !== raw ? cut : undefined };
+  }
+  if (choices) {
+    const notes = {};
+    const value = readChoice(key, raw, { ...range, choices }, notes);
+    return { value, note: notes[key] };
+  }
+  if (!Number.isFinite(number))
+    return { value: range.value, note: `${key} ${raw} is not a number; using ${range.value}` };
+  if (number < range.min || number > range.max) {
+    const value = number < range.min ? range.min : range.max;
+    return { value, note: `${key} ${raw} is out of range; clamped to ${value}` };
+  }
+  const value = snap(number, range);
+  return {
+    value,
+    note: value !== number ? `${key} ${raw} is between steps of ${range.step}; rounded to ${value}` : undefined,
+  };
 }
 
 const listed = (choices) => (choices.length > 5 ? [...choices.slice(0, 3), "…", choices.at(-1)] : choices).join(", ");

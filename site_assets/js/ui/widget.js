@@ -27,7 +27,7 @@ import { SDError, onStatus, python } from "../runtime/python.js";
 import { announce, button, clearMetric, control, el as element, formatNumber, setMetric, tiles } from "./controls.js";
 import { chartNumbers } from "./numbers.js";
 import { banner, showError } from "./status.js";
-import { PARAMS, flushQuery, readQuery, writeQuery } from "./url.js";
+import { PARAMS, flushQuery, readQuery, readValue, writeQuery } from "./url.js";
 
 const SHARED = "sd-shared-param"; // the event that carries a moved control's key and value to the page's widgets
 const mounted = new Map(); // placeholder -> {controller, charts, original, cleanup, bound}
@@ -104,18 +104,14 @@ function bind(el, definition, entry) {
   for (const spec of specs)
     controls[spec.key] = control(spec.url ? { ...spec, value: fromUrl[spec.key] } : spec, el.dataset.widget);
   const start = Object.fromEntries(specs.map((s) => [s.key, s.value]));
-  // A number box's text read as the link's would be: {value, note} (note: how it was corrected, if it was).
-  const readNumber = (spec, raw) => {
-    const { values: read, notes } = readQuery({ [spec.key]: spec }, `?${new URLSearchParams({ [spec.key]: raw })}`);
-    return { value: read[spec.key], note: notes[spec.key] };
-  };
-  // A box still being typed in counts as what it will be read as: 100 in a box of 0..99 is 99 if another control
-  // asks Python first (it reached Python as 100, a ValueError).
+  // A number box's text is read as the link's would be (ui/url.js readValue). One still being typed in counts as
+  // what it will be read as: 100 in a box of 0..99 is 99 if another control asks Python first (it reached Python
+  // as 100, a ValueError).
   const values = () =>
     Object.fromEntries(
       specs.map((s) => [
         s.key,
-        s.kind === "number" ? readNumber(s, controls[s.key].input.value).value : controls[s.key].value,
+        s.kind === "number" ? readValue(s.key, controls[s.key].input.value, s).value : controls[s.key].value,
       ]),
     );
   let view = null;
@@ -128,8 +124,7 @@ function bind(el, definition, entry) {
   // control takes away: "gamma 0 is out of range; clamped to 1" said nothing true once γ was moved to 8.
   const corrected = (key, text) => {
     el.querySelector(`:scope > .sd-notice[data-sd-key="${key}"]`)?.remove();
-    delete corrections[key];
-    if (!text) return;
+    if (!text) return void delete corrections[key]; // moved: the page's link note for it is history too
     const line = announce("sd-notice", text);
     line.dataset.sdKey = key;
     const above = [...el.querySelectorAll(":scope > .sd-notice")].at(-1); // notes stay in the order they came
@@ -383,7 +378,7 @@ function bind(el, definition, entry) {
         // A typed number is read as the link's would be: out of range, between steps or not a number, it is
         // corrected, and the note says how.
         if (spec.kind === "number") {
-          const { value, note } = readNumber(spec, c.input.value);
+          const { value, note } = readValue(spec.key, c.input.value, spec);
           c.value = value;
           corrected(spec.key, note);
         }
@@ -414,11 +409,8 @@ function bind(el, definition, entry) {
     pending.dataset.sdPending = "";
   }
   if (pending) el.prepend(pending);
-  for (const s of inUrl.filter((s) => s.key in corrections)) {
-    const text = corrections[s.key];
-    corrected(s.key, text);
-    corrections[s.key] = text; // the page's other widgets that read this key say so too
-  }
+  // The page's other widgets that read a corrected key say so too (corrections is the page's).
+  for (const s of inUrl.filter((s) => s.key in corrections)) corrected(s.key, corrections[s.key]);
   if (def.live !== false) refresh();
 }
 
