@@ -93,7 +93,7 @@ class TextCodec(Protocol):
 
     def encode(self, text: str) -> list[int]: ...
 
-    def decode(self, ids: Sequence[int]) -> str: ...
+    def decode(self, ids: Sequence[int], *, show_bytes: bool = False) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -136,15 +136,16 @@ class Pair:
             ids.append(token)
         return ids
 
-    def decode(self, ids: Sequence[int]) -> str:
-        """Text for token ids; the end token becomes a line break."""
+    def decode(self, ids: Sequence[int], *, show_bytes: bool = False) -> str:
+        """Text for token ids; the end token becomes a line break. ``show_bytes``: a byte that is not part of a
+        whole character shows as ``<0xNN>``, not U+FFFD (only a tokenizer's tokens hold such bytes)."""
         for i, token in enumerate(ids):
             if isinstance(token, bool) or not isinstance(token, int):
                 raise TypeError(f"ids[{i}] must be an int, got {type(token).__name__}")
             if not 0 <= token < len(self.vocab):
                 raise ValueError(f"ids[{i}] must be a token id in 0..{len(self.vocab) - 1} (got {token})")
         if self.tokenizer is not None:
-            return self.tokenizer.decode(ids)
+            return self.tokenizer.decode(ids, show_bytes=show_bytes)
         out: list[str] = []
         for token in ids:
             word = self.vocab[token]

@@ -175,13 +175,22 @@ class Tokenizer:
                 ids.extend(self._encode_chunk(chunk))
         return ids
 
-    def decode(self, ids: Sequence[int]) -> str:
-        """The text of token ids. A sequence cut inside a character shows U+FFFD there (invalid UTF-8)."""
+    def decode(self, ids: Sequence[int], *, show_bytes: bool = False) -> str:
+        """The text of token ids. A byte that is not part of a whole character (a sequence cut inside one, or bytes
+        no character is made of) shows as U+FFFD, or with ``show_bytes`` as ``<0xNN>``, as ``piece`` shows it.
+
+        >>> tok = bundled_tokenizer()
+        >>> tok.decode([0x61, 0xC3]), tok.decode([0x61, 0xC3], show_bytes=True), tok.decode([0xC3, 0xA9])
+        ('a\ufffd', 'a<0xC3>', 'é')
+        """
         parts: list[bytes] = []
         for i, token in enumerate(ids):
             self._check(token, f"ids[{i}]")
             parts.append(b"\n" if token == self.end_token else self._bytes[token])
-        return b"".join(parts).decode("utf-8", errors="replace")
+        if not show_bytes:
+            return b"".join(parts).decode("utf-8", errors="replace")
+        text = b"".join(parts).decode("utf-8", errors="surrogateescape")
+        return re.sub("[\udc80-\udcff]", lambda m: f"<0x{ord(m.group()) - 0xDC00:02X}>", text)
 
     def to_text(self) -> str:
         """The merges as the text of ``data/bpe_merges.txt`` (``from_text`` reads it back)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from importlib import resources
 
@@ -169,6 +170,21 @@ def test_decoding_half_a_character_shows_a_replacement_character() -> None:
     tok = bundled_tokenizer()
     assert tok.decode([0xC3]) == "\ufffd"
     assert tok.decode([0xC3, 0xA9]) == "é"
+
+
+@given(st.lists(st.integers(0, 255), max_size=12))
+@example([0xE2, 0x80, 0x61, 0x94])
+def test_shown_bytes_give_back_the_exact_bytes(ids: list[int]) -> None:
+    """With show_bytes, no U+FFFD: each byte outside a whole character reads <0xNN>, so turning every <0xNN> back
+    into its byte gives exactly the tokens' bytes; text that decodes cleanly is the same either way."""
+    tok = bundled_tokenizer()
+    shown = tok.decode(ids, show_bytes=True)
+    assert "\ufffd" not in shown
+    parts = re.split("<0x([0-9A-F]{2})>", shown)  # text, byte, text, byte, ..., text
+    back = b"".join(bytes([int(p, 16)]) if i % 2 else p.encode("utf-8") for i, p in enumerate(parts))
+    assert back == b"".join(tok.token_bytes(t) for t in ids)
+    if "\ufffd" not in tok.decode(ids):
+        assert shown == tok.decode(ids)
 
 
 def test_bad_input_names_the_argument() -> None:

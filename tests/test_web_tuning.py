@@ -207,6 +207,14 @@ def test_policies_streamed_in_chunks_equal_one_call() -> None:
     assert chunked["done"] and once["done"]
 
 
+def test_policies_sample_shows_a_stray_byte_as_its_value() -> None:
+    """The n-gram models can draw a byte that is no whole character: seed 5's first chunk draws 0x94 alone. The
+    sample names it, as the Draft page's pieces do, rather than a U+FFFD that reads like a broken page."""
+    sample = call("tuning.policies", tokens=50, total=400, seed=5)["sample"]
+    assert "could<0x94> civility" in sample
+    assert "\ufffd" not in sample
+
+
 def test_policy_panels_keep_headroom_above_their_tallest_bar() -> None:
     """Each of the four panels has its own y axis running from 0 to 12% above its tallest bar (autoranged, the
     oracle's bar reached the panel's top edge). A panel whose bars are all 0 (the oracle alone discards nothing)

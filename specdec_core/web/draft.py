@@ -40,7 +40,11 @@ def prompt_view(pair: models.Pair, context: Sequence[int]) -> dict[str, Any]:
     in tokens and its last 24 tokens as text. Every text encodes, so nothing is unknown; a rare word simply takes
     several pieces."""
     pieces = [pair.vocab[t] for t in context[-32:]]
-    return {"prompt_pieces": pieces, "prompt_tokens": len(context), "context_text": pair.decode(context[-24:])}
+    return {
+        "prompt_pieces": pieces,
+        "prompt_tokens": len(context),
+        "context_text": pair.decode(context[-24:], show_bytes=True),
+    }
 
 
 def top_tokens(row: Sequence[float], n: int) -> list[int]:
@@ -107,7 +111,7 @@ def ngram(
             "alpha-to-gamma": round(beta ** len(tokens), 12),
         },
         **prompt_view(pair, context),
-        "draft_text": pair.decode(tokens),
+        "draft_text": pair.decode(tokens, show_bytes=True),
         "positions": positions,
     }
 

@@ -86,7 +86,7 @@ class Tally:
                     self.kept[pos.index] += pos.outcome == "accepted"
         if not self.sample:
             self.sample = [
-                [pair.decode([e.token]), "draft" if e.kind == "accepted" else "target"]
+                [pair.decode([e.token], show_bytes=True), "draft" if e.kind == "accepted" else "target"]
                 for e in trace.events
                 if e.emitted
             ]

@@ -243,7 +243,7 @@ def explore(
         "metrics": metrics,
         "declared": kind,
         "description": DECLARED[kind],
-        "context_text": pair.decode(contexts[-1][-12:]),
+        "context_text": pair.decode(contexts[-1][-12:], show_bytes=True),
         "proposed": pair.vocab[proposed],
     }
 

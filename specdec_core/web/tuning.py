@@ -268,7 +268,7 @@ def compare(
         "figure": _policy_figure(names, rows),
         "metrics": metrics,
         "state": {name: run.snapshot() for name, run in runs.items()},
-        "sample": runs[names[0]].trace.text,
+        "sample": pair.decode(runs[names[0]].trace.tokens, show_bytes=True),
         "done": all(run.done for run in runs.values()),
     }
 

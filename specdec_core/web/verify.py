@@ -94,7 +94,7 @@ def ngram(
         "rows": [{"scores": positions[j]["label"] if j < g else "bonus", "top": top(p_rows[j])} for j in range(g + 1)],
         "final": {"word": words[round_.final_token], "kind": round_.ended_with, "prob": source[round_.final_token]}
         | {"top": top(source)},
-        "emitted_text": pair_.decode(round_.tokens),
+        "emitted_text": pair_.decode(round_.tokens, show_bytes=True),
         "summary": _summary(positions, words[round_.final_token], len(round_.tokens)),
     }
 
