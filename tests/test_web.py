@@ -101,6 +101,21 @@ def test_handler_figures_validate_with_plotly(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(web.HANDLERS))
+def test_an_axis_of_pieces_says_what_the_space_mark_is(name: str) -> None:
+    """A category axis whose labels are byte-level BPE pieces ("\N{LOWER ONE EIGHTH BLOCK}and") says in its title
+    that the mark is a space: a reader of the Drafters or Sampling page has not seen the Draft page's note."""
+    mark = "\N{LOWER ONE EIGHTH BLOCK}"
+    result = json.loads(web.call(name, json.dumps(web.EXAMPLES[name])))
+    for fig in _figures(result):
+        for trace in fig["data"]:
+            axis = "xaxis" + trace.get("xaxis", "x")[1:]
+            labels = [x for x in trace.get("x") or [] if isinstance(x, str)]
+            if any(mark in x for x in labels):
+                title = fig["layout"].get(axis, {}).get("title", {}).get("text", "")
+                assert f"{mark} = a space" in title, (name, axis, title)
+
+
+@pytest.mark.parametrize("name", sorted(web.HANDLERS))
 def test_handler_metrics_are_numbers(name: str) -> None:
     result = json.loads(web.call(name, json.dumps(web.EXAMPLES[name])))
     for metric, value in result.get("metrics", {}).items():

@@ -24,7 +24,7 @@ from ..distributions import acceptance_rate, residual, total_variation
 from . import handler
 from .args import check_choice, check_int, check_number, check_seed
 from .draft import MAX_PAGE_GAMMA, ngram_pair, top_tokens
-from .plot import GAMMA, Figure, PlotTrace, bar, figure, layout, line, rounded
+from .plot import GAMMA, PIECE_AXIS, Figure, PlotTrace, bar, figure, layout, line, rounded
 
 #: The two passages: a sentence of the novel said twice and begun a third time, cut inside a word (the trigram
 #: target cannot see the repetition, so lookup's copies pay off where the novel makes the next piece likely), and
@@ -303,9 +303,11 @@ def _law_figure(pair: models.Pair, p: list[float], q: list[float], eps: float, d
     lossy = bar(names, rounded([out[t] for t in ids]), name="typical acceptance's output", role="rejected")
     top = max(max(p[t] for t in ids), max(out[t] for t in ids))
     # A fixed range: the static first paint (sketch.js) and Plotly then agree on the axis, bars start at 0.
-    axes = layout(y_title="probability of the first token", barmode="group", xaxis={"type": "category"})
+    axes = layout(
+        x_title=PIECE_AXIS, y_title="probability of the first token", barmode="group", xaxis={"type": "category"}
+    )
     axes["yaxis"] |= {"range": [0, round(1.1 * top, 3)]}
-    axes["margin"] |= {"b": 72}
+    axes["margin"] |= {"b": 96}
     return figure([target, lossy], axes)
 
 

@@ -45,6 +45,9 @@ GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
 BETA = "\N{GREEK SMALL LETTER BETA}"
 TIMES = "\N{MULTIPLICATION SIGN}"
+#: The axis title under byte-level BPE pieces, which show a leading space as SPACE_MARK.
+SPACE_MARK = "\N{LOWER ONE EIGHTH BLOCK}"
+PIECE_AXIS = f"token ({SPACE_MARK} = a space before it)"
 
 #: Semantic colours (Okabe & Ito's colour-blind-safe set). ``site_assets/css/tokens.css`` defines the same values as
 #: ``--sd-<name>`` custom properties, and a test keeps the two in step.

@@ -39,7 +39,7 @@ from . import handler
 from .args import check_choice, check_int, check_number, check_seed, check_text
 from .draft import MAX_PROMPT, ngram_pair, top_tokens
 from .exactness import teaching_broken_counts, teaching_broken_law
-from .plot import ALPHA, BETA, Figure, bar, figure, layout, line, rounded, with_pattern
+from .plot import ALPHA, BETA, PIECE_AXIS, Figure, bar, figure, layout, line, rounded, with_pattern
 
 #: The page's prompt: the novel's first sentence, stopped before its last word.
 DEFAULT_PROMPT = (
@@ -326,4 +326,6 @@ def _pitfall_figure(
         with_pattern(bar(labels, grouped(law), name=f"{name}, exactly", role="rejected"), "x"),
         with_pattern(sampled, "."),
     ]
-    return figure(data, layout(x_title="token", y_title="P(emit token)", y_range=[0, 1], barmode="group", height=320))
+    return figure(
+        data, layout(x_title=PIECE_AXIS, y_title="P(emit token)", y_range=[0, 1], barmode="group", height=320)
+    )

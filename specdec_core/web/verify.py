@@ -15,7 +15,22 @@ from ..distributions import acceptance_rate, residual, total_variation
 from . import handler
 from .args import check_int, check_number, check_pair
 from .draft import MAX_PAGE_GAMMA, NGRAM_EXAMPLE, draft_ngram, prompt_view, top_tokens
-from .plot import ALPHA, COLORS, GAMMA, PATTERNS, Figure, PlotTrace, bar, figure, layout, line, pair_figure, rounded
+from .plot import (
+    ALPHA,
+    COLORS,
+    GAMMA,
+    PATTERNS,
+    PIECE_AXIS,
+    SPACE_MARK,
+    Figure,
+    PlotTrace,
+    bar,
+    figure,
+    layout,
+    line,
+    pair_figure,
+    rounded,
+)
 
 
 @handler("verify.pair", example={"p": [0.4, 0.35, 0.25], "q": [0.2, 0.2, 0.6], "blend": 0.5})
@@ -171,7 +186,9 @@ def _round_figure(positions: list[dict[str, Any]]) -> Figure:
         mark = line(labels, u, name=f"u ({outcome})", role=outcome, mode="markers", marker=style, hover=hover_u)
         marks.append(mark | {"cliponaxis": False})  # a u near 0 or 1 sits on the axis's end: drawn whole
     order = {"type": "category", "categoryorder": "array", "categoryarray": [pos["label"] for pos in positions]}
-    lay = layout(x_title="draft position and word", y_title="probability", y_range=[0, 1.05], xaxis=order)
+    pieces = any(SPACE_MARK in pos["label"] for pos in positions)  # the n-gram pair's tokens, not the toy's words
+    title = f"draft position and {PIECE_AXIS.replace(' (', '<br>(')}" if pieces else "draft position and word"
+    lay = layout(x_title=title, y_title="probability", y_range=[0, 1.05], xaxis=order)
     return figure(bars + marks, lay | {"barmode": "overlay", "height": 340})
 
 
