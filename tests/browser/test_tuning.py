@@ -222,3 +222,32 @@ def test_policies_run_can_be_stopped(page: Any) -> None:
     done = widget.locator("progress").evaluate("el => el.value")
     assert CHUNK <= done < 5000
     expect(widget.get_by_role("button", name="Run")).to_be_enabled()
+
+
+# Three figures that move only the policies chart's bars (its y ranges are fixed), drawn back to back three times:
+# each later draw overtakes the animation of the one before. Each draw's outcome, or "unsettled" if it has neither
+# resolved nor rejected 10 s after the newest began.
+OVERTAKEN_DRAWS = """async (el) => {
+  const { render, figureOf } = await import(new URL("js/runtime/charts.js", window.SDLab.site).href);
+  const figure = figureOf(el);
+  const scaled = (k) => ({ ...figure, data: figure.data.map((t) => ({ ...t, y: t.y.map((v) => v * k) })) });
+  const outcomes = [];
+  for (let round = 0; round < 3; round++) {
+    const draws = [0.99, 0.98, 0.97].map((k) => render(el, scaled(k)).then(() => "ok", (err) => `rejected: ${err}`));
+    const guard = new Promise((resolve) => setTimeout(() => resolve("unsettled"), 10_000));
+    outcomes.push(...(await Promise.all(draws.map((d) => Promise.race([d, guard])))));
+  }
+  const shown = JSON.stringify(el.data.map((t) => t.y)) === JSON.stringify(scaled(0.97).data.map((t) => t.y));
+  return { outcomes, shown };
+}"""
+
+
+def test_a_draw_overtaken_by_a_newer_figure_settles_and_fails_nothing(page: Any) -> None:
+    """plotly.js 4.1.1 rejects an animation that a newer one interrupts with no reason, or leaves it unsettled;
+    the widget had shown that as "This widget failed: undefined" during a run. Every draw must settle without
+    an error, and the chart must show the newest figure."""
+    open_live(page)
+    chart = page.locator(f"{POLICIES} .sd-chart")
+    expect(chart).to_have_attribute("data-sd-engine", "plotly", timeout=BOOT_MS)
+    result = chart.evaluate(OVERTAKEN_DRAWS)
+    assert result == {"outcomes": ["ok"] * 9, "shown": True}

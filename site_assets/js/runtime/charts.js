@@ -232,6 +232,7 @@ const onlyYMoved = (a, b) =>
 
 async function draw(target, Plotly, figure) {
   if (target._sdFigure !== figure || !charts.has(target)) return; // a newer figure came, or the chart was purged
+  target._sdRelease?.(); // an animation this draw overtakes (below)
   if (target._sdPlotly && target._sdPlotly !== Plotly) {
     target._sdPlotly.purge(target);
     delete target._sdShown;
@@ -246,7 +247,17 @@ async function draw(target, Plotly, figure) {
     if (shown && onlyYMoved(shown, target._sdShown)) {
       const frame = { data: data.map(({ y }) => ({ y })), traces: data.map((_, i) => i) };
       const options = { mode: "immediate", transition: { duration: 0 }, frame: { redraw: false } };
-      await Plotly.animate(target, frame, options);
+      // plotly.js 4.1.1: an animation a newer one interrupts rejects with no reason (a widget showed "This widget
+      // failed: undefined" during a Tuning run), or never settles. The newer draw releases this one, which then
+      // counts no render: the newer counts its own.
+      const settled = await new Promise((resolve, reject) => {
+        target._sdRelease = () => resolve(false);
+        Plotly.animate(target, frame, options).then(
+          () => resolve(true),
+          (err) => (err === undefined ? resolve(false) : reject(err)),
+        );
+      });
+      if (!settled) return;
     } else {
       // A window resize makes Plotly (responsive) size the plot to the chart's height: give it the figure's.
       target.style.height = layout.height ? `${layout.height}px` : "";
@@ -289,6 +300,7 @@ export function startPlotly() {
 }
 
 export function purge(target) {
+  target._sdRelease?.();
   charts.delete(target);
   sketches.delete(target);
   // Plotly.purge (4.1.1) leaves a 3D scene's WebGL context alive until the canvas is collected, and browsers keep
