@@ -9,6 +9,7 @@ it is rounded to and a lambda computing it; choices left to the reader, cited fi
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import cache
@@ -22,6 +23,7 @@ from specdec_core.web import cost as web_cost
 from specdec_core.web import draft as web_draft
 from specdec_core.web import drafters as web_drafters
 from specdec_core.web import exactness as web_exactness
+from specdec_core.web import tuning as web_tuning
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +33,13 @@ GAMMA = "\N{GREEK SMALL LETTER GAMMA}"
 TIMES = "\N{MULTIPLICATION SIGN}"
 
 # Number words the prose uses, as the values they stand for.
-WORDS = {"a fifth": Fraction(1, 5), "three": Fraction(3), "ten": Fraction(10), "eleven": Fraction(11)}
+WORDS = {
+    "a fifth": Fraction(1, 5),
+    "three": Fraction(3),
+    "ten": Fraction(10),
+    "eleven": Fraction(11),
+    "twenty": Fraction(20),
+}
 
 
 class Claim(NamedTuple):
@@ -165,6 +173,23 @@ CLAIMS = [
         None,
         lambda: _grammar_successors("sees"),
     ),
+    Claim(
+        "runs outside a one-standard-deviation band, one in",
+        "docs/playground.md",
+        "about one run in three lands outside it",
+        "three",
+        0,
+        lambda: 1 / stats.chi_square_sf(1.0, 1),  # P(|Z| > 1) = P(chi-square with 1 df > 1)
+    ),
+    Claim(
+        "runs outside twice that band, one in",
+        "docs/playground.md",
+        "fewer than one in twenty outside twice it",
+        "twenty",
+        None,
+        lambda: 1 / stats.chi_square_sf(4.0, 1),
+        ">",
+    ),
     # Sampling settings ----------------------------------------------------------------------------------------------
     Claim(
         "two-standard-error coverage, seeds in 20",
@@ -173,6 +198,14 @@ CLAIMS = [
         "19",
         0,
         lambda: 20 * (1 - stats.chi_square_sf(4.0, 1)),  # P(|Z| < 2) = P(chi-square with 1 df < 4)
+    ),
+    Claim(
+        "the adaptive rules' cap",
+        "docs/tuning.md",
+        "the confidence, dynamic and oracle rules may draft up to 16 tokens a round",
+        "16",
+        None,
+        lambda: inspect.signature(web_tuning.compare).parameters["max_gamma"].default,
     ),
     # Draft ------------------------------------------------------------------------------------------------------------
     Claim(

@@ -55,7 +55,7 @@ class Tally:
     """What a drafter did over all continuations: counters, and per draft position the checked and accepted."""
 
     gamma: int
-    copies: bool = False  # the drafts are copied from the context (prompt lookup), not computed
+    free: bool = False  # no draft model runs: lookup copies from the context, heads run in the target's pass
     passes: int = 0
     emitted: int = 0
     drafted: int = 0
@@ -74,7 +74,7 @@ class Tally:
         c = trace.counters
         self.passes, self.emitted = self.passes + c.target_passes, self.emitted + c.emitted
         self.drafted, self.accepted = self.drafted + c.drafted, self.accepted + c.accepted
-        self.draft_calls += 0 if self.copies else c.draft_steps
+        self.draft_calls += 0 if self.free else c.draft_steps
         context = list(prompt)
         for round_ in trace.rounds:
             self.starts.append(list(context))
@@ -99,7 +99,8 @@ class Tally:
         return {
             "accept-rate": self.accepted / self.drafted if self.drafted else 0.0,
             "tokens-per-pass": self.emitted / self.passes if self.passes else 0.0,
-            # Prompt lookup's drafts are copies, not model calls: its drafting costs no forward pass at all.
+            # Prompt lookup's drafts are copies, not model calls, and Medusa's heads run on the target's hidden
+            # state inside its own pass (Cai et al. 2024): neither costs a draft model's forward pass.
             "draft-calls-per-token": self.draft_calls / self.emitted if self.emitted else 0.0,
         }
 
@@ -114,8 +115,8 @@ def play(
     rule: engine.RoundRule | None = None,
 ) -> Tally:
     """Continue ``prompt`` SEGMENT tokens at a time until ``tokens`` are out, on the engine; tally what happened."""
-    copies = isinstance(drafter, drafters.PromptLookupDrafter)
-    rng, tally = random.Random(seed), Tally(gamma, copies)
+    free = isinstance(drafter, drafters.PromptLookupDrafter | drafters.IndependentHeadsDrafter)
+    rng, tally = random.Random(seed), Tally(gamma, free)
     while tally.emitted < tokens:
         budget = min(SEGMENT, tokens - tally.emitted)
         policy = policies.FixedPolicy(gamma)
