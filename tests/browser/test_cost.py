@@ -132,6 +132,32 @@ def test_the_race_runs_both_lanes_to_the_end_and_reset_clears_it(page: Any) -> N
     expect_metric(page, "race-speculative-ms", native("cost.race", tokens=24, seed=1)["speculative"]["total"], 1e-6)
 
 
+def test_the_race_started_by_keyboard_keeps_the_focus_and_its_clock_never_runs_negative(page: Any) -> None:
+    """Run pressed by keyboard keeps the focus through the race: disabling the focused button had dropped it to
+    the page. Meanwhile Run is aria-disabled, and its presses do nothing. The clock is no live region (it ticks
+    every frame), and none of its readings is below 0: the first frame's time stamp can precede the start."""
+    open_live(page)
+    root = page.locator(ROOT)
+    race, run = root.locator(".sd-cost-race"), root.get_by_role("button", name="Run")
+    clock = race.locator(".sd-cost-race__clock")
+    expect(clock).to_have_attribute("aria-live", "off")
+    clock.evaluate(
+        "(el) => { window.__sdClock = []; new MutationObserver(() => window.__sdClock.push(el.textContent))"
+        ".observe(el, { childList: true, characterData: true, subtree: true }); }"
+    )
+    run.focus()
+    page.keyboard.press("Enter")
+    expect(race).to_have_attribute("data-race", "running", timeout=BOOT_MS)
+    expect(run).to_be_focused()
+    expect(run).to_have_attribute("aria-disabled", "true")
+    expect(race).to_have_attribute("data-race", "done", timeout=RACE_MS)
+    expect(run).to_be_focused()
+    expect(run).not_to_have_attribute("aria-disabled", "true")
+    expect(run).to_be_enabled()
+    readings = page.evaluate("window.__sdClock")
+    assert readings and not [r for r in readings if r.startswith("t = -")], readings[:5]
+
+
 def test_roofline_numbers_list_the_marked_passes_in_one_table(page: Any) -> None:
     """The roofline's series lie at different intensities, so ui/numbers.js gives the roof and the ridge a table
     each, and the three passes marked by a single point one table, a pass per row. Intensities and TFLOP/s read as

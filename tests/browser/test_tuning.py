@@ -224,6 +224,28 @@ def test_policies_run_can_be_stopped(page: Any) -> None:
     expect(widget.get_by_role("button", name="Run")).to_be_enabled()
 
 
+def test_policies_run_and_stop_by_keyboard_keep_the_focus_and_quiet_the_page(page: Any) -> None:
+    """Run by keyboard moves the focus to Stop, and Stop back to Run: a disabled button that had the focus dropped
+    it to the page, where Space did nothing. While it runs the widget is aria-busy, so a screen reader reads its
+    lines once, not with every chunk; the tiles' numbers are no live regions at all."""
+    open_live(page)
+    widget = page.locator(POLICIES)
+    outputs = widget.locator("output[data-metric]")
+    assert outputs.count() > 0
+    assert set(outputs.evaluate_all("(els) => els.map((e) => e.getAttribute('aria-live'))")) == {"off"}
+    widget.get_by_label("Tokens per policy N").fill("5000")
+    run, stop = widget.get_by_role("button", name="Run"), widget.get_by_role("button", name="Stop")
+    run.focus()
+    page.keyboard.press("Enter")
+    expect(stop).to_be_focused()
+    expect(widget).to_have_attribute("aria-busy", "true")
+    page.wait_for_function(f"() => document.querySelector('{POLICIES} progress').value >= {CHUNK}", timeout=BOOT_MS)
+    page.keyboard.press("Space")
+    expect(widget.locator(".sd-tuning-progress")).to_have_attribute("data-state", "stopped", timeout=BOOT_MS)
+    expect(run).to_be_focused()
+    expect(widget).not_to_have_attribute("aria-busy", "true")
+
+
 # Three figures that move only the policies chart's bars (its y ranges are fixed), drawn back to back three times:
 # each later draw overtakes the animation of the one before. Each draw's outcome, or "unsettled" if it has neither
 # resolved nor rejected 10 s after the newest began.

@@ -106,6 +106,15 @@ def test_pasting_the_example_fills_the_metrics_figures_and_verdict(page: Any) ->
         page.wait_for_function("el => Number(el.dataset.sdRenders || 0) > 0", arg=chart.element_handle())
         assert renders(chart) > 0
     assert "spec_decode" not in page.url and "metrics=" not in page.url
+    # Charts made after the widget bound get their numbers as tables too, one captioned table per chart at least.
+    details = widget.locator(":scope > details.sd-data")
+    expect(details).to_have_count(1)
+    expect(details.locator("summary")).to_have_text("The charts' numbers, as tables")
+    details.locator("summary").click()
+    expect(details).to_have_attribute("data-sd-tables", re.compile(r"^[1-9]"))
+    captions = details.locator("caption").all_inner_texts()
+    labels = widget.locator(".sd-chart").evaluate_all("(els) => els.map((e) => e.getAttribute('aria-label'))")
+    assert len(labels) == 2 and all(any(c.startswith(label) for c in captions) for label in labels), captions
 
 
 def test_bad_text_shows_its_message_in_place(page: Any) -> None:

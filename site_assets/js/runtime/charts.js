@@ -268,6 +268,9 @@ async function draw(target, Plotly, figure) {
     throw err;
   }
   if (!charts.has(target)) return;
+  // Plotly's SVG layers read to a screen reader as images named by their tick labels ("0 20 40 0 0.2 …"): the
+  // chart's own name (role=figure) and its table of numbers (ui/numbers.js) say what it shows.
+  for (const layer of target.querySelectorAll(".main-svg")) layer.setAttribute("aria-hidden", "true");
   target.dataset.sdEngine = "plotly";
   target.dataset.sdRenders = String(Number(target.dataset.sdRenders || 0) + 1);
 }

@@ -69,6 +69,17 @@ export function button(label, className = "") {
   return b;
 }
 
+// Turns a button off (or on) without losing the keyboard's place: a focused button that is disabled drops focus to
+// the page, so a reader who pressed Run by keyboard could not reach Stop. Focus moves to `next` when given (Stop,
+// for Run); else a focused button stays focusable, aria-disabled, and the binding ignores its presses (widget.js).
+export function turnOff(b, off, next = null) {
+  const focused = document.activeElement === b;
+  b.removeAttribute("aria-disabled");
+  if (off && focused && !next) return void b.setAttribute("aria-disabled", "true");
+  b.disabled = off;
+  if (off && focused) next.focus();
+}
+
 // A text area or a number box commits a paste at once and typing once it pauses for TYPING_MS, as a slider commits
 // as it moves, not only when the field loses focus: the figures of the value before stayed on screen beside it.
 // Each edit is committed once: the browser's own change on Enter or leaving the field, after a pause already
@@ -112,6 +123,8 @@ const builders = {
     const input = Object.assign(el("input"), { type: "range", ...bounds });
     const made = field("", spec, id, input, () => (choices ? choices[Number(input.value)] : Number(input.value)));
     const output = Object.assign(el("output"), { htmlFor: id });
+    // Not a live region (an <output> is one by default): the slider's aria-valuetext says the value already.
+    output.setAttribute("aria-live", "off");
     made.root.append(output);
     const show = () => {
       output.textContent = (spec.format || formatNumber)(made.get());
@@ -202,11 +215,13 @@ export function control(spec, name) {
   });
 }
 
-// A metric's <output data-metric=name>, announced when it changes.
+// A metric's <output data-metric=name>. Not announced when it changes (an <output> would be by default): one key
+// press on the Tuning calculator changed ten of them, eight bare numbers read with no name. A widget's verdict or
+// summary line (announce) says what changed, in words; the tiles are there to be read.
 export function output(name, text = "…", className = "") {
   const out = el("output", className, text);
   out.dataset.metric = name;
-  out.setAttribute("aria-live", "polite");
+  out.setAttribute("aria-live", "off");
   return out;
 }
 

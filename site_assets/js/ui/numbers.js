@@ -190,16 +190,17 @@ function tableElement({ caption, head, rows }) {
 // The summary counts the tables: one chart may give several (a panel each), so a lone chart's summary is
 // recounted after each new figure even while closed.
 export function chartNumbers(charts, signal) {
-  const one = charts().length === 1;
+  const one = () => charts().length === 1; // a widget can add charts later (ui/widget.js)
   const body = el("div", "sd-data__tables");
-  const summary = el("summary", "", one ? "The chart's numbers, as a table" : "The charts' numbers, as tables");
+  const summary = el("summary", "", one() ? "The chart's numbers, as a table" : "The charts' numbers, as tables");
   const root = el("details", "sd-data", summary, body);
   let frame = null;
   const build = () => {
     frame = null;
-    if (!root.open && !one) return;
+    if (!one()) summary.textContent = "The charts' numbers, as tables";
+    if (!root.open && !one()) return;
     const tables = charts().flatMap(([, label, figure]) => (figure ? captioned(figure, label) : []));
-    if (one) summary.textContent = `The chart's numbers, as ${tables.length > 1 ? "tables" : "a table"}`;
+    if (one()) summary.textContent = `The chart's numbers, as ${tables.length > 1 ? "tables" : "a table"}`;
     if (!root.open) return;
     body.replaceChildren(...tables.map(tableElement));
     root.dataset.sdTables = String(Number(root.dataset.sdTables || 0) + 1); // tests wait on it
@@ -209,7 +210,7 @@ export function chartNumbers(charts, signal) {
   return {
     root,
     changed() {
-      if ((root.open || one) && frame === null) frame = requestAnimationFrame(build);
+      if (frame === null) frame = requestAnimationFrame(build);
     },
   };
 }

@@ -177,7 +177,7 @@ function bind(el, definition, entry) {
     clearTimeout(slow);
     slow = null;
     delete el.dataset.sdBusy;
-    el.removeAttribute("aria-busy");
+    if (!el.dataset.sdRunning) el.removeAttribute("aria-busy");
   };
   signal.addEventListener("abort", () => waiting(false));
 
@@ -267,6 +267,7 @@ function bind(el, definition, entry) {
       div.setAttribute("role", "figure");
       div.setAttribute("aria-label", label);
       entry.charts.add(div);
+      if (view) tables();
       return div;
     },
     render(target, figure) {
@@ -289,13 +290,16 @@ function bind(el, definition, entry) {
     runner(loop, onChange = () => {}) {
       let task = null; // the running loop's AbortController
       let running = Promise.resolve();
+      // While it runs the widget is aria-busy: its live lines, rewritten with every chunk, are read once it ends.
       const run = (...args) => {
         task = new AbortController();
         el.dataset.sdRunning = "true";
+        el.setAttribute("aria-busy", "true");
         onChange(true);
         running = loop(AbortSignal.any([signal, task.signal]), ...args).finally(() => {
           task = null;
           delete el.dataset.sdRunning;
+          if (!el.dataset.sdBusy) el.removeAttribute("aria-busy");
           onChange(false);
         });
         return running;
@@ -327,7 +331,10 @@ function bind(el, definition, entry) {
     },
     button(label, onClick, className = "") {
       const b = button(label, className);
-      b.addEventListener("click", guard(onClick));
+      b.addEventListener(
+        "click",
+        guard((...a) => b.getAttribute("aria-disabled") === "true" || onClick(...a)),
+      );
       return b;
     },
   };
@@ -336,11 +343,15 @@ function bind(el, definition, entry) {
   ctx.charts = Object.fromEntries(Object.entries(declared).map(([key, label]) => [key, ctx.chart(label)]));
   ctx.chartRow = (className = "sd-charts") => element("div", className, ...Object.values(ctx.charts));
   view = def.view ? def.view(ctx) : standardView(ctx, def);
-  if (entry.charts.size && def.tables !== false) {
+  // The charts as tables, after the view; a view that makes its first chart later (Tuning's vLLM paste) gets them
+  // then, at the widget's end.
+  const tables = () => {
+    if (numbers || !entry.charts.size || def.tables === false) return;
     const labelled = () => [...entry.charts].map((c) => [c, c.getAttribute("aria-label"), figureOf(c)]);
     numbers = chartNumbers(labelled, signal);
     el.append(numbers.root);
-  }
+  };
+  tables();
   const own = view.paint;
   view.paint = (result, args) => {
     for (const [key, chart] of Object.entries(ctx.charts)) {

@@ -3,7 +3,7 @@
 // in the worker and compares the emitted tokens with p.
 
 import { define } from "../ui/widget.js";
-import { announce, el, fixed, grouped, pValue, verdictText } from "../ui/controls.js";
+import { announce, el, fixed, grouped, pValue, turnOff, verdictText } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 
 const PRESETS = [
@@ -159,7 +159,7 @@ function view(ctx) {
   }
 
   async function runSample() {
-    sampleButton.disabled = true;
+    turnOff(sampleButton, true);
     verdict.textContent = `Running ${grouped(SAMPLES)} rounds of the real algorithm…`;
     try {
       // The seed is the reader's: a press draws the sample of the seed on screen, and never changes it.
@@ -171,7 +171,7 @@ function view(ctx) {
       verdict.textContent = "The sample failed; see the error above.";
       throw err;
     } finally {
-      sampleButton.disabled = false;
+      turnOff(sampleButton, false);
     }
   }
 

@@ -6,7 +6,7 @@
 // URL state: batch, context, gamma, alpha, hardware, target, draft, weights (clamped, with a notice).
 
 import { define } from "../ui/widget.js";
-import { announce, el, fixed, grouped, select, times } from "../ui/controls.js";
+import { announce, el, fixed, grouped, select, times, turnOff } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 import { DRAFTS, HARDWARE, TARGETS } from "./presets.js";
 
@@ -140,6 +140,7 @@ function raceView(ctx) {
   const reset = ctx.button("Reset", () => clear("idle"));
   const clock = el("output", "sd-cost-race__clock", "t = 0 ms");
   clock.setAttribute("aria-label", "Race clock");
+  clock.setAttribute("aria-live", "off"); // it ticks every frame; the verdict says who won
   const bar = el("div", "sd-buttons");
   bar.append(run, reset, clock);
   const lanes = { plain: lane("plain", "Plain decoding"), speculative: lane("speculative", "Speculative decoding") };
@@ -166,6 +167,7 @@ function raceView(ctx) {
     const top = el("div", "sd-cost-race__head");
     const total = el("output", "sd-cost-race__total", "");
     total.dataset.metric = `race-${name === "plain" ? "plain" : "speculative"}-ms`;
+    total.setAttribute("aria-live", "off"); // the verdict says who won
     top.append(el("strong", "", title), total);
     const track = el("div", "sd-cost-race__track");
     track.setAttribute("role", "img");
@@ -188,7 +190,7 @@ function raceView(ctx) {
     }
     clock.textContent = "t = 0 ms";
     root.dataset.race = state;
-    run.disabled = false;
+    turnOff(run, false);
     if (state === "idle") summary.textContent = "Press Run: both lanes start together.";
   }
 
@@ -251,7 +253,7 @@ function raceView(ctx) {
   function finish(result) {
     const m = result.metrics;
     root.dataset.race = "done";
-    run.disabled = false;
+    turnOff(run, false);
     summary.textContent =
       `${m["race-tokens"]} tokens: plain decoding took ${ms(m["race-plain-ms"])}, speculative ${ms(m["race-speculative-ms"])} ` +
       `(${times(m["race-speedup"])} on this run, ${m["race-rounds"]} rounds, ${fixed(2)(m["race-tokens-per-pass"])} tokens per target pass). ` +
@@ -260,7 +262,7 @@ function raceView(ctx) {
 
   function play(result) {
     clear("running");
-    run.disabled = true;
+    turnOff(run, true);
     const scale = Math.max(result.plain.total, result.speculative.total);
     build(lanes.plain, result.plain.steps, scale);
     build(lanes.speculative, result.speculative.steps, scale);
@@ -272,7 +274,7 @@ function raceView(ctx) {
     }
     const began = performance.now();
     const tick = (now) => {
-      const t = Math.min(scale, ((now - began) / RACE_MS) * scale);
+      const t = Math.max(0, Math.min(scale, ((now - began) / RACE_MS) * scale)); // a frame stamped before began
       draw(t);
       if (t < scale) frame = requestAnimationFrame(tick);
       else finish(result);
@@ -282,7 +284,7 @@ function raceView(ctx) {
 
   const settingsKey = (args) => JSON.stringify(args);
   async function start() {
-    run.disabled = true;
+    turnOff(run, true);
     summary.textContent = "Asking the engine for the rounds…";
     const seed = runs++;
     let asked = null;
@@ -294,7 +296,7 @@ function raceView(ctx) {
         play(r);
       },
     });
-    if (result === null) run.disabled = false; // the settings moved on before the rounds came back
+    if (result === null) turnOff(run, false); // the settings moved on before the rounds came back
   }
 
   return {

@@ -3,7 +3,7 @@
 // would), so progress shows and Stop ends it between chunks.
 
 import { define } from "../ui/widget.js";
-import { el, fixed, output, scroller } from "../ui/controls.js";
+import { el, fixed, output, scroller, turnOff } from "../ui/controls.js";
 import { param } from "../ui/url.js";
 
 const CHUNK = 25; // tokens per policy per call: short enough that Stop answers quickly
@@ -69,8 +69,9 @@ export default define(import.meta.url, (settings) => {
 function view(ctx) {
   // Two buttons rather than runButton's one toggle: Stop stays on screen, disabled while nothing runs.
   const runner = ctx.runner(run, (running) => {
-    runButton.disabled = running;
-    stop.disabled = !running;
+    const [on, off] = running ? [stop, runButton] : [runButton, stop];
+    turnOff(on, false);
+    turnOff(off, true, on); // the keyboard's focus follows
   });
   const runButton = ctx.button("Run", () => runner.run(), "md-button--primary");
   const stop = ctx.button("Stop", () => runner.stop());
@@ -88,7 +89,7 @@ function view(ctx) {
   const rows = POLICIES.map(
     ([key, label]) =>
       `<tr><th scope="row">${label}</th>` +
-      MEASURES.map(([m]) => `<td><output data-metric="${key}-${m}">…</output></td>`).join("") +
+      MEASURES.map(([m]) => `<td><output data-metric="${key}-${m}" aria-live="off">…</output></td>`).join("") +
       "</tr>",
   ).join("");
   table.innerHTML = `<caption>Per policy, over the tokens generated so far</caption><thead><tr><th scope="col">Policy</th>${head}</tr></thead><tbody>${rows}</tbody>`;
