@@ -260,3 +260,26 @@ def test_the_four_steps_stand_four_two_or_one_to_a_row_with_every_formula_whole(
         cards, found, over = page.evaluate(STEPS)
         assert (cards, found) == (4, columns), (width, cards, found)
         assert over and max(over) <= 0, (width, over)
+
+
+# The lab's cards: for each row (cards sharing a top), the cards' widths plus the gaps between them, and the row's.
+CARD_ROWS = """() => {
+  const tiles = document.querySelector('.sd-widget[data-widget="lab3d"] .sd-tiles--large');
+  const gap = parseFloat(getComputedStyle(tiles).columnGap);
+  const rows = new Map();
+  for (const card of tiles.children) {
+    const r = card.getBoundingClientRect();
+    rows.set(Math.round(r.top), (rows.get(Math.round(r.top)) || []).concat(r.width));
+  }
+  return [...rows.values()].map((ws) => [ws.reduce((a, b) => a + b, 0) + gap * (ws.length - 1), tiles.clientWidth]);
+}"""
+
+
+def test_the_labs_cards_fill_every_row_they_stand_in(page: Any) -> None:
+    """Where three cards do not fit a row, the one under two spans the row: at 768 px it stood alone in half of it,
+    beside a blank."""
+    open_home(page)
+    for width in (390, 600, 768, 1024, 1280):  # the fixture puts the page's own size back
+        page.set_viewport_size({"width": width, "height": 900})
+        rows = page.evaluate(CARD_ROWS)
+        assert all(abs(used - whole) <= 1 for used, whole in rows), (width, rows)
