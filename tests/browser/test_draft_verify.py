@@ -211,6 +211,24 @@ def test_verify_url_state_is_clamped_and_reproduces_the_round(page: Any) -> None
     expect(widget.locator(".sd-dv-table tbody tr")).to_have_count(9)
 
 
+def test_a_note_on_a_typed_value_comes_into_a_live_region_already_in_the_page(page: Any) -> None:
+    """A note on a corrected value is a live region (role=status) that gets its text once it is in the page: one
+    inserted with its text already in it is skipped by many screen readers."""
+    visit(page, "verify/")
+    widget = live(page, '.sd-widget[data-widget="verify"] >> nth=0')
+    widget.evaluate(
+        "(el) => { window.__sdNotes = []; new MutationObserver((records) => { for (const r of records)"
+        " for (const n of r.addedNodes) if (n.classList?.contains('sd-notice'))"
+        " window.__sdNotes.push([n.getAttribute('role'), n.textContent]); }).observe(el, { childList: true }); }"
+    )
+    box = widget.get_by_label("Top-k (0 = all tokens)")
+    box.fill("100000")
+    box.press("Enter")
+    note = widget.locator(".sd-notice")
+    expect(note).to_contain_text("top-k 100000 is out of range; clamped to")
+    assert page.evaluate("window.__sdNotes") == [["status", ""]]
+
+
 def test_verify_top_k_and_top_p_live_in_the_link(page: Any) -> None:
     """A link or a reload keeps the sampling knobs as it keeps the temperature: top-k and top-p are in the link, read
     from it (clamped, with a note) and written back when they move."""

@@ -125,11 +125,13 @@ function bind(el, definition, entry) {
   const corrected = (key, text) => {
     el.querySelector(`:scope > .sd-notice[data-sd-key="${key}"]`)?.remove();
     if (!text) return void delete corrections[key]; // moved: the page's link note for it is history too
-    const line = announce("sd-notice", text);
+    const line = announce("sd-notice");
     line.dataset.sdKey = key;
     const above = [...el.querySelectorAll(":scope > .sd-notice")].at(-1); // notes stay in the order they came
     if (above) above.after(line);
     else el.prepend(line);
+    // Written once the live region is in the page: many screen readers skip one that arrives with its text.
+    requestAnimationFrame(() => (line.textContent = text));
   };
   let version = 0;
   let shown = -1; // the version whose result is on screen (-1: none)
