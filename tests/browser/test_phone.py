@@ -293,3 +293,35 @@ def test_home_lab_hint_on_a_touch_screen_names_no_wheel_or_hover(page: Any) -> N
     caption = page.locator('.sd-widget[data-widget="lab3d"] .sd-lab3d__caption')
     expect(caption).to_contain_text("Drag to orbit · the table under the lab lists each round's tokens")
     assert "wheel" not in caption.inner_text() and "hover" not in caption.inner_text()
+
+
+
+# Where the keyboard's focus is: [its tag and first class, whether any of it is on the screen, inside a widget]. The
+# palette toggle is a radio of no size whose label, the button on screen, shows its focus (Material 9.8).
+FOCUSED = """() => {
+  const e = document.activeElement;
+  const r = (e.matches("input.md-option") ? e.nextElementSibling : e).getBoundingClientRect();
+  const shown = r.right > 0 && r.left < innerWidth && r.width > 0 && r.height > 0;
+  return [`${e.tagName}.${String(e.className).split(" ")[0]}`, shown, !!e.closest(".sd-widget")];
+}"""
+
+
+@on_a_phone
+def test_tab_from_the_top_of_a_phone_page_reaches_nothing_off_screen(page: Any) -> None:
+    """The closed navigation drawer lies off screen; its links had stayed in the Tab order, so 20-odd presses moved
+    an unseen focus. Every stop until the first widget control is on screen; opened, the drawer's links are."""
+    visit(page, "playground/")
+    page.evaluate("() => { document.activeElement?.blur(); window.scrollTo(0, 0); }")
+    stops = []
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate(FOCUSED))
+        if stops[-1][2]:
+            break
+    assert stops[-1][2], stops  # a widget's control was reached
+    assert [s for s in stops if not s[1]] == [], stops
+    page.locator("label.md-header__button[for='__drawer']").click()
+    first = page.locator(".md-sidebar--primary .md-nav__link").first
+    expect(first).to_be_visible()
+    first.focus()
+    expect(first).to_be_focused()
