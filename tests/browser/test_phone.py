@@ -295,7 +295,6 @@ def test_home_lab_hint_on_a_touch_screen_names_no_wheel_or_hover(page: Any) -> N
     assert "wheel" not in caption.inner_text() and "hover" not in caption.inner_text()
 
 
-
 # Where the keyboard's focus is: [its tag and first class, whether any of it is on the screen, inside a widget]. The
 # palette toggle is a radio of no size whose label, the button on screen, shows its focus (Material 9.8).
 FOCUSED = """() => {
