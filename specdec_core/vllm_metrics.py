@@ -474,7 +474,7 @@ class DepthTest:
     so the score test holds as it does for independent groups. Two-sided: p = erfc(|z| / sqrt 2).
     """
 
-    verdict: str  # "falls", "rises", "flat" (no evidence of a trend) or "unknown" (nothing to test)
+    verdict: str  # "falls", "rises", "slight" (a trend under MIN_SLOPE), "flat" (no evidence of one), "unknown"
     z: float | None
     p_value: float | None
     slope: float | None  # trial-weighted least-squares change in conditional acceptance per position
@@ -485,8 +485,25 @@ class DepthTest:
     mean_depth: float  # jbar, the centre of the fitted line
 
 
+#: The least change in conditional acceptance per position that a verdict calls a trend. A server's counters hold
+#: millions of drafts, and at such counts the test finds a change of 0.0005 per position, which moves no choice
+#: of gamma: a significant trend smaller than this is "slight", and the i.i.d. model stands.
+MIN_SLOPE = 0.01
+
+#: How far past the measured gamma the recommendation searches. Beyond the measured positions the profile is the
+#: fitted line carried on; a gamma far past them (32 from 300 drafts all accepted at gamma 3, 10 from one
+#: position) is a guess, so the search stops two positions out, and the reader measures there.
+EXTRAPOLATE = 2
+
+
 def depth_test(counts: Counts, threshold: float = 0.01) -> DepthTest:
-    """The trend test of ``DepthTest`` at significance ``threshold`` (two-sided)."""
+    """The trend test of ``DepthTest`` at significance ``threshold`` (two-sided), a trend being at least MIN_SLOPE.
+
+    >>> big = Counts(10**8, 4 * 10**8, 0, (80_000_000, 63_960_000, 51_104_040, 40_806_076), "one dump")
+    >>> test = depth_test(big)
+    >>> test.p_value < 1e-4, round(test.slope, 4), test.verdict
+    (True, -0.0005, 'slight')
+    """
     if not 0.0 < threshold < 1.0:
         raise ValueError(f"threshold must be between 0 and 1 (got {threshold})")
     trials = (counts.drafts, *counts.per_position[:-1])
@@ -504,7 +521,7 @@ def depth_test(counts: Counts, threshold: float = 0.01) -> DepthTest:
         return replace(test, slope=slope)
     z = score / math.sqrt(pooled * (1.0 - pooled) * sxx)
     p = math.erfc(abs(z) / math.sqrt(2.0))
-    verdict = "flat" if p >= threshold else ("falls" if z < 0 else "rises")
+    verdict = "flat" if p >= threshold else "slight" if abs(slope) < MIN_SLOPE else "falls" if z < 0 else "rises"
     return replace(test, verdict=verdict, z=z, p_value=p, slope=slope)
 
 
@@ -616,7 +633,8 @@ class Analysis:
     iid: tuple[float, ...]  # [max_gamma + 1] expected tokens per pass under the i.i.d. fit
     profile: tuple[float, ...]  # [max_gamma + 1] the same under the measured profile
     best_iid: int  # the fastest gamma at cost c under the i.i.d. fit (theory.optimal_gamma)
-    best_profile: int  # the fastest gamma at cost c under the measured profile
+    best_profile: int  # the fastest gamma at cost c under the measured profile, up to ``reach``
+    reach: int  # the longest gamma the profile's recommendation searches: EXTRAPOLATE past the measured one
     notes: tuple[str, ...]
 
 
@@ -630,11 +648,15 @@ def analyse(counts: Counts, cost: float = 0.05, max_gamma: int = 32, threshold: 
     notes = list(counts.notes)
     empty = counts.gamma * counts.drafts - counts.draft_tokens
     if empty:
+        # vLLM's V1 scheduler counts a draft only for a step that proposed tokens (update_from_output, 0.11.0).
         notes.append(
-            f"{empty:,} of {counts.gamma * counts.drafts:,} draft slots were empty (drafts shorter than "
-            f"{counts.gamma}, as an n-gram drafter proposes when it finds no match): later positions and the "
-            "fitted \N{GREEK SMALL LETTER ALPHA} read low"
+            f"{empty:,} of {counts.gamma * counts.drafts:,} draft slots were empty: drafts shorter than "
+            f"{counts.gamma}, as an n-gram drafter proposes when its match lies near the end of the context. Later "
+            "positions and the fitted \N{GREEK SMALL LETTER ALPHA} read low. A step that proposed nothing (no "
+            "match at all) is not counted as a draft, so these figures describe the steps that drafted, not "
+            "every decoding step"
         )
+    reach = min(max_gamma, counts.gamma + EXTRAPOLATE)
     return Analysis(
         counts=counts,
         accept_rate=counts.accepted / counts.draft_tokens,
@@ -647,6 +669,7 @@ def analyse(counts: Counts, cost: float = 0.05, max_gamma: int = 32, threshold: 
         iid=tuple(iid),
         profile=tuple(profile),
         best_iid=best_gamma(iid, paper_round_cost(c)),
-        best_profile=best_gamma(profile, paper_round_cost(c)),
+        best_profile=best_gamma(profile[: reach + 1], paper_round_cost(c)),
+        reach=reach,
         notes=tuple(notes),
     )

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import pytest
 
-from specdec_core import costs, drafters, models, multidraft, stats, theory
+from specdec_core import costs, drafters, models, multidraft, stats, theory, vllm_metrics
 from specdec_core.web import cost as web_cost
 from specdec_core.web import draft as web_draft
 from specdec_core.web import drafters as web_drafters
@@ -206,6 +206,14 @@ CLAIMS = [
         "16",
         None,
         lambda: inspect.signature(web_tuning.compare).parameters["max_gamma"].default,
+    ),
+    Claim(
+        "the least trend the vLLM verdict reports",
+        "docs/tuning.md",
+        "the fitted change is at least 0.01 per position",
+        "0.01",
+        2,
+        lambda: vllm_metrics.MIN_SLOPE,
     ),
     # Draft ------------------------------------------------------------------------------------------------------------
     Claim(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from specdec_core import costs, vllm_metrics, web
+from specdec_core import costs, theory, vllm_metrics, web
 from specdec_core.costs import HARDWARE, MODELS
 from specdec_core.web.vllm import example
 
@@ -55,12 +55,52 @@ def test_a_server_drafting_more_than_32_tokens_is_analysed(gamma: int) -> None:
 
 
 def test_a_best_gamma_at_the_searchs_end_is_not_called_the_fastest_without_a_word() -> None:
-    """Every draft accepted: the speedup still rises at gamma 32, where the search stops, and the text says so."""
+    """Every draft accepted at gamma 4: the speedup still rises where the search stops, two past the measured gamma
+    (it had recommended 32 from four measured positions), and the text says so and how to go on."""
     result = run(metrics=dump([50_000] * 4, 50_000), cost=0.01)
-    assert result["metrics"]["optimal-gamma"] == 32
-    assert "The search stops at" in result["recommendation"]
-    falling = run(metrics=dump([int(100_000 * 0.8 ** (j + 1)) for j in range(4)], 100_000))
+    assert result["metrics"]["optimal-gamma"] == 4 + vllm_metrics.EXTRAPOLATE == 6
+    assert "The search stops at \N{GREEK SMALL LETTER GAMMA} = 6, 2 past yours" in result["recommendation"]
+    assert '"num_speculative_tokens": 6 in --speculative-config, and paste the new counters' in result["recommendation"]
+    falling = run(metrics=dump([80_000, 40_000, 12_000, 2_400], 100_000))  # 0.8, then 0.5, 0.3, 0.2
+    assert falling["metrics"]["optimal-gamma"] < 6
     assert "The search stops at" not in falling["recommendation"]
+
+
+def test_one_measured_position_recommends_at_most_two_more() -> None:
+    """gamma 1 (one MTP layer, say), 0.85 accepted: there is no trend to carry on, and the i.i.d. best (10 at
+    c = 0.05) would extrapolate a single rate nine positions out. The recommendation stops at gamma 3; the i.i.d.
+    fit's own best is still named."""
+    result = run(metrics=dump([85_000], 100_000))
+    assert result["metrics"]["optimal-gamma"] == 3
+    assert result["metrics"]["optimal-gamma-iid"] == theory.optimal_gamma(0.85, 0.05) > 3
+    roof = run(metrics=dump([85_000], 100_000), costmodel="roofline", batch=1)
+    assert roof["metrics"]["optimal-gamma"] <= 3
+
+
+def test_a_trend_too_small_to_matter_is_not_called_a_fall() -> None:
+    """A hundred million drafts whose acceptance drops 0.0005 a position: the test finds it (p < 0.0001), but the
+    verdict calls it too small to matter and keeps the i.i.d. model; a drop of 0.05 a position is a fall."""
+    conditional = [0.8, 0.7995, 0.799, 0.7985]
+    reach, counts = 10**8, []
+    for rate in conditional:
+        reach = round(reach * rate)
+        counts.append(reach)
+    slight = run(metrics=dump(counts, 10**8))
+    assert slight["verdict"]["kind"] == "slight"
+    assert slight["verdict"]["text"].startswith("A trend too small to matter")
+    assert "p < 0.0001" in slight["verdict"]["evidence"]
+    falls = run(metrics=dump([80_000, 60_000, 42_000, 27_300], 100_000))  # 0.80, 0.75, 0.70, 0.65
+    assert falls["verdict"]["kind"] == "falls"
+
+
+def test_the_recommendation_names_vllms_knob_only_when_it_should_change() -> None:
+    """A different gamma comes with the setting that makes it; the measured gamma already best comes with none."""
+    change = run(metrics=dump([int(100_000 * 0.8 ** (j + 1)) for j in range(2)], 100_000))
+    assert change["metrics"]["optimal-gamma"] != 2
+    assert '"num_speculative_tokens":' in change["recommendation"]
+    same = run(metrics=dump([int(100_000 * 0.8 ** (j + 1)) for j in range(8)], 100_000))
+    assert same["metrics"]["optimal-gamma"] == 8
+    assert "num_speculative_tokens" not in same["recommendation"]
 
 
 def test_a_handful_of_tokens_is_not_called_proof_of_no_trend() -> None:

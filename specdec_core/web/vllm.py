@@ -165,7 +165,7 @@ class _Roofline:
         )
         return _Pricing(
             cost,
-            vllm_metrics.best_gamma(a.profile, cost),
+            vllm_metrics.best_gamma(a.profile[: a.reach + 1], cost),
             vllm_metrics.best_gamma(a.iid, cost),
             f"On the roofline ({setting})",
             "on the roofline",
@@ -261,14 +261,20 @@ def _verdict(a: Analysis) -> str:
         share = -t.slope / t.pooled
         return (
             f"Acceptance falls with depth: {ALPHA} at each position drops by about {-t.slope:.3f} per position "
-            f"({share:.0%} of {ALPHA} = {t.pooled:.2f}), {span}. Shorter drafts are better than the i.i.d. formula "
-            f"suggests."
+            f"({share:.0%} of {ALPHA} = {t.pooled:.2f}), {span}. The best {GAMMA} is shorter than the i.i.d. "
+            "formula's, which assumes every position keeps the first one's rate."
         )
     if t.verdict == "rises" and t.slope is not None:
         return (
             f"Acceptance rises with depth: {ALPHA} at each position grows by about {t.slope:.3f} per position, "
-            f"{span}. Drafts that get past the first tokens tend to continue (easy stretches of text), so longer "
-            "drafts do better than the i.i.d. formula suggests."
+            f"{span}. Drafts that get past the first tokens tend to continue (easy stretches of text), so the best "
+            f"{GAMMA} is longer than the i.i.d. formula's."
+        )
+    if t.verdict == "slight" and t.slope is not None:
+        return (
+            f"A trend too small to matter: {ALPHA} at each position changes by about {t.slope:+.4f} per position "
+            f"({span}). At these counts the test detects it, but it is under {vllm_metrics.MIN_SLOPE:g} per "
+            "position, so the i.i.d. formulas on this site describe this drafter."
         )
     if t.verdict == "flat":
         # "Flat" is the test finding no trend, which few tokens cannot tell from a large one (1.00 then 0.00).
@@ -320,11 +326,20 @@ def _recommendation(a: Analysis, p: _Pricing) -> str:
             f"{p.speedup(a.profile, g):.2f}{TIMES} at your {GAMMA} = {g})"
         )
     text += "." if bp == bi else f"; the i.i.d. fit would say {GAMMA} = {bi}."
-    last = len(a.profile) - 1
+    last = a.reach
     if bp == last and p.speedup(a.profile, last) >= p.speedup(a.profile, last - 1):
-        text += f" The search stops at {GAMMA} = {last}: a longer draft may be faster still."
+        text += (
+            f" The search stops at {GAMMA} = {last}"
+            + (f", {last - g} past yours: further out nothing measured supports the profile" if last > g else "")
+            + "; a longer draft may be faster still."
+        )
     if bp > g:
         text += f" Beyond {GAMMA} = {g} the profile is extrapolated from the fitted trend, not measured."
+    if bp != g:
+        # The knob, as vLLM 0.11.0 names it (docs/tuning.md cites its speculative decoding page).
+        text += f' To try it, set "num_speculative_tokens": {bp} in --speculative-config' + (
+            ", and paste the new counters here." if bp > g else "."
+        )
     return text
 
 

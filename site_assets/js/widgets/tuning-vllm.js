@@ -173,9 +173,9 @@ function view(ctx) {
       summary.textContent = result.summary;
       verdict.textContent = result.verdict.text;
       verdict.dataset.kind = result.verdict.kind;
-      // The sentence says which case applies; the rule's colour repeats it (falls: red, no trend: green).
-      verdict.classList.toggle("sd-verdict--bad", result.verdict.kind === "falls");
-      verdict.classList.toggle("sd-verdict--ok", result.verdict.kind === "flat");
+      // The sentence says which case applies; green marks the i.i.d. model standing (no trend, or one too small to
+      // matter). A falling profile is the common case, not a fault: no red.
+      verdict.classList.toggle("sd-verdict--ok", ["flat", "slight"].includes(result.verdict.kind));
       evidence.textContent = result.verdict.evidence;
       advice.textContent = result.recommendation;
       roofline.hidden = result.costmodel !== "roofline";
