@@ -221,7 +221,21 @@ def _series_counts(series: Series, name: str, source: str, window: bool = True) 
     present = {family for family, _ in series}
     missing = [f"{family}_total" for family in COUNTERS if family not in present]
     if missing:
-        raise ValueError(f"{name} lacks {', '.join(missing)}; vLLM v1 exports all four counters when it speculates")
+        # vLLM's V0 engine (before 0.10.0) and early V1 releases export accepted and draft tokens, not per draft.
+        rate = ""
+        if DRAFT_TOKENS in present and ACCEPTED in present:
+            tokens = sum(v for (f, _), v in series.items() if f == DRAFT_TOKENS)
+            accepted = sum(v for (f, _), v in series.items() if f == ACCEPTED)
+            if tokens > 0:
+                rate = (
+                    f" Its draft acceptance rate, accepted / draft tokens = {accepted / tokens:.3f}, goes into the "
+                    "calculator above."
+                )
+        raise ValueError(
+            f"{name} lacks {', '.join(missing)}: it comes from a vLLM that counts no drafts or positions (the V0 "
+            "engine, before 0.10.0, or an early V1), and the depth analysis needs them; vLLM 0.11.0 exports all "
+            f"four.{rate}"
+        )
     models = sorted({value for _, labels in series for key, value in labels if key == "model_name"})
     if len(models) > 1:
         raise ValueError(f"{name} mixes several models ({', '.join(models)}): paste the lines of one model")
@@ -303,6 +317,8 @@ def _difference(before: Series, after: Series) -> Series:
 
 # --- Input B: the log line ---------------------------------------------------------------------------------------
 
+#: The V0 engine's periodic line ("Speculative metrics: Draft acceptance rate: 0.604, System efficiency: ...").
+_V0_LOG = re.compile(r"Speculative metrics: Draft acceptance rate: (\d+(?:\.\d+)?)")
 _FIELDS = {
     "length": re.compile(r"Mean acceptance length: (\d+(?:\.\d+)?)"),
     "accepted": re.compile(r"\bAccepted: (-?\d+) tokens"),  # a sign, to say a negative count is one
@@ -338,17 +354,32 @@ def _log_drafts(accepted: int, drafted: int, rates: list[float], length: float |
 def _log_line(line: str, where: str) -> Counts:
     body = line[line.index(LOG_MARK) + len(LOG_MARK) :]
     found = {key: pattern.search(body) for key, pattern in _FIELDS.items()}
-    for key, label in (("accepted", "Accepted"), ("drafted", "Drafted"), ("rates", "Per-position acceptance rate")):
+    for key, label in (("accepted", "Accepted"), ("drafted", "Drafted")):
         if found[key] is None:
             raise ValueError(f"metrics: the log line{where} has no '{label}' field; paste the whole line")
+    if found["rates"] is None:
+        accepted, drafted = int(found["accepted"].group(1)), int(found["drafted"].group(1))  # type: ignore[union-attr]
+        rate = f" Its draft acceptance rate, {accepted} / {drafted} = {accepted / drafted:.3f}," if drafted > 0 else ""
+        raise ValueError(
+            f"metrics: the log line{where} has no 'Per-position acceptance rate' field, which an earlier vLLM's "
+            f"line lacks and the depth analysis needs (vLLM 0.11.0 logs it).{rate} goes into the calculator above"
+            if rate
+            else f"metrics: the log line{where} has no 'Per-position acceptance rate' field, which an earlier "
+            "vLLM's line lacks and the depth analysis needs (vLLM 0.11.0 logs it)"
+        )
     accepted, drafted = int(found["accepted"].group(1)), int(found["drafted"].group(1))  # type: ignore[union-attr]
     for label, value in (("Accepted", accepted), ("Drafted", drafted)):
         if value < 0:
             raise ValueError(f"metrics: the log line{where} has '{label}: {value} tokens', a negative count")
-    rates = [float(r) for r in found["rates"].group(1).split(", ")]  # type: ignore[union-attr]
+    rates = [float(r) for r in found["rates"].group(1).split(", ")]
     if drafted == 0:
         raise ValueError(f"metrics: the log line{where} shows no drafted tokens, so there is nothing to analyse")
-    if len(rates) > MAX_POSITIONS or any(r > 1 for r in rates):
+    if len(rates) > MAX_POSITIONS:
+        raise ValueError(
+            f"metrics: the log line{where} gives {len(rates)} per-position rates, more than the {MAX_POSITIONS} "
+            "draft positions this page reads"
+        )
+    if any(r > 1 for r in rates):
         raise ValueError(f"metrics: the per-position rates of the log line{where} are not acceptance rates")
     percent = found["rate"].group(1) if found["rate"] else None
     if percent is not None and percent != "nan" and abs(float(percent) - 100 * accepted / drafted) > _PERCENT_ULP:
@@ -429,7 +460,18 @@ def read_counts(metrics: str, later: str = "") -> Counts:
     if LOG_MARK in metrics:
         if later.strip():
             raise ValueError("later: a log line already covers one interval; leave the second area empty")
+        if any(line.strip().startswith("vllm:spec_decode") for line in metrics.splitlines()):
+            raise ValueError(
+                "metrics holds both log lines and /metrics samples: paste one or the other (a dump, or log lines)"
+            )
         return parse_log(metrics)
+    v0 = _V0_LOG.search(metrics)
+    if v0:
+        raise ValueError(
+            f"metrics: this is the log line of vLLM's V0 engine (before 0.10.0), with no per-draft or per-position "
+            f"counts, which the depth analysis needs. Its draft acceptance rate, {v0.group(1)}, goes into the "
+            "calculator above"
+        )
     before = parse_prometheus(metrics, "metrics")
     if not later.strip():
         return _series_counts(before, "metrics", "one dump")

@@ -66,11 +66,12 @@ def test_a_best_gamma_at_the_searchs_end_is_not_called_the_fastest_without_a_wor
     assert "The search stops at" not in falling["recommendation"]
 
 
-def test_one_measured_position_recommends_at_most_two_more() -> None:
+def test_one_measured_position_recommends_at_most_two_more() -> None:  # and its summary says "1 token"
     """gamma 1 (one MTP layer, say), 0.85 accepted: there is no trend to carry on, and the i.i.d. best (10 at
     c = 0.05) would extrapolate a single rate nine positions out. The recommendation stops at gamma 3; the i.i.d.
     fit's own best is still named."""
     result = run(metrics=dump([85_000], 100_000))
+    assert result["summary"].startswith("100,000 drafts of up to 1 token (")
     assert result["metrics"]["optimal-gamma"] == 3
     assert result["metrics"]["optimal-gamma-iid"] == theory.optimal_gamma(0.85, 0.05) > 3
     roof = run(metrics=dump([85_000], 100_000), costmodel="roofline", batch=1)

@@ -247,7 +247,8 @@ def _summary(a: Analysis) -> str:
     }[c.source]
     engines = f", summed over {c.series} engines" if c.source != "log" and c.series > 1 else ""
     return (
-        f"{c.drafts:,} drafts of up to {c.gamma} tokens ({GAMMA} = {c.gamma}): {c.draft_tokens:,} draft tokens, "
+        f"{plural(c.drafts, 'draft')} of up to {plural(c.gamma, 'token')} ({GAMMA} = {c.gamma}): "
+        f"{c.draft_tokens:,} draft tokens, "
         f"{c.accepted:,} accepted, over {window}{engines}."
     )
 
