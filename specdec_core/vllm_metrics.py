@@ -359,14 +359,16 @@ def _log_line(line: str, where: str) -> Counts:
             raise ValueError(f"metrics: the log line{where} has no '{label}' field; paste the whole line")
     if found["rates"] is None:
         accepted, drafted = int(found["accepted"].group(1)), int(found["drafted"].group(1))  # type: ignore[union-attr]
-        rate = f" Its draft acceptance rate, {accepted} / {drafted} = {accepted / drafted:.3f}," if drafted > 0 else ""
-        raise ValueError(
+        message = (
             f"metrics: the log line{where} has no 'Per-position acceptance rate' field, which an earlier vLLM's "
-            f"line lacks and the depth analysis needs (vLLM 0.11.0 logs it).{rate} goes into the calculator above"
-            if rate
-            else f"metrics: the log line{where} has no 'Per-position acceptance rate' field, which an earlier "
-            "vLLM's line lacks and the depth analysis needs (vLLM 0.11.0 logs it)"
+            "line lacks and the depth analysis needs (vLLM 0.11.0 logs it)"
         )
+        if drafted > 0:
+            message += (
+                f". Its draft acceptance rate, {accepted} / {drafted} = {accepted / drafted:.3f}, goes into the "
+                "calculator above"
+            )
+        raise ValueError(message)
     accepted, drafted = int(found["accepted"].group(1)), int(found["drafted"].group(1))  # type: ignore[union-attr]
     for label, value in (("Accepted", accepted), ("Drafted", drafted)):
         if value < 0:
@@ -690,13 +692,14 @@ def analyse(counts: Counts, cost: float = 0.05, max_gamma: int = 32, threshold: 
     notes = list(counts.notes)
     empty = counts.gamma * counts.drafts - counts.draft_tokens
     if empty:
-        # vLLM's V1 scheduler counts a draft only for a step that proposed tokens (update_from_output, 0.11.0).
+        # vLLM's V1 scheduler counts a draft only for a step that scheduled draft tokens (update_from_output, as
+        # read on its main branch in 2026; the check dates from V1's first speculative decoding).
         notes.append(
             f"{empty:,} of {counts.gamma * counts.drafts:,} draft slots were empty: drafts shorter than "
             f"{counts.gamma}, as an n-gram drafter proposes when its match lies near the end of the context. Later "
-            "positions and the fitted \N{GREEK SMALL LETTER ALPHA} read low. A step that proposed nothing (no "
-            "match at all) is not counted as a draft, so these figures describe the steps that drafted, not "
-            "every decoding step"
+            "positions and the fitted \N{GREEK SMALL LETTER ALPHA} read low. vLLM's V1 engine counts no draft for "
+            "a step that proposed nothing (no match at all), so these figures describe the steps that drafted, "
+            "not every decoding step"
         )
     reach = min(max_gamma, counts.gamma + EXTRAPOLATE)
     return Analysis(
