@@ -232,7 +232,6 @@ const onlyYMoved = (a, b) =>
 
 async function draw(target, Plotly, figure) {
   if (target._sdFigure !== figure || !charts.has(target)) return; // a newer figure came, or the chart was purged
-  target._sdRelease?.(); // an animation this draw overtakes (below)
   if (target._sdPlotly && target._sdPlotly !== Plotly) {
     target._sdPlotly.purge(target);
     delete target._sdShown;
@@ -247,17 +246,15 @@ async function draw(target, Plotly, figure) {
     if (shown && onlyYMoved(shown, target._sdShown)) {
       const frame = { data: data.map(({ y }) => ({ y })), traces: data.map((_, i) => i) };
       const options = { mode: "immediate", transition: { duration: 0 }, frame: { redraw: false } };
-      // plotly.js 4.1.1: an animation a newer one interrupts rejects with no reason (a widget showed "This widget
-      // failed: undefined" during a Tuning run), or never settles. The newer draw releases this one, which then
-      // counts no render: the newer counts its own.
-      const settled = await new Promise((resolve, reject) => {
-        target._sdRelease = () => resolve(false);
-        Plotly.animate(target, frame, options).then(
-          () => resolve(true),
-          (err) => (err === undefined ? resolve(false) : reject(err)),
-        );
+      // plotly.js 4.1.1 draws this frame (duration 0) in the next animation frame, but settles its promise only
+      // when a later animation starts, and rejects it with no reason when that one interrupts it: a widget showed
+      // "This widget failed: undefined" during a Tuning run. So the draw waits for that frame, not the promise; a
+      // newer figure that came meanwhile counts its own draw.
+      Plotly.animate(target, frame, options).catch((err) => {
+        if (err !== undefined) console.error("[lab] a chart's animation failed", err);
       });
-      if (!settled) return;
+      await new Promise((resolve) => requestAnimationFrame(resolve));
+      if (target._sdFigure !== figure) return;
     } else {
       // A window resize makes Plotly (responsive) size the plot to the chart's height: give it the figure's.
       target.style.height = layout.height ? `${layout.height}px` : "";
@@ -270,7 +267,8 @@ async function draw(target, Plotly, figure) {
   if (!charts.has(target)) return;
   // Plotly's SVG layers read to a screen reader as images named by their tick labels ("0 20 40 0 0.2 …"): the
   // chart's own name (role=figure) and its table of numbers (ui/numbers.js) say what it shows.
-  for (const layer of target.querySelectorAll(".main-svg")) layer.setAttribute("aria-hidden", "true");
+  for (const layer of target.querySelectorAll(".main-svg:not([aria-hidden])"))
+    layer.setAttribute("aria-hidden", "true");
   target.dataset.sdEngine = "plotly";
   target.dataset.sdRenders = String(Number(target.dataset.sdRenders || 0) + 1);
 }
@@ -303,7 +301,6 @@ export function startPlotly() {
 }
 
 export function purge(target) {
-  target._sdRelease?.();
   charts.delete(target);
   sketches.delete(target);
   // Plotly.purge (4.1.1) leaves a 3D scene's WebGL context alive until the canvas is collected, and browsers keep
