@@ -177,6 +177,13 @@ def _positions(values: dict[str, float], where: str, name: str) -> list[float]:
     if not all(p.isdigit() for p in values):
         bad = next(p for p in values if not p.isdigit())
         raise ValueError(f"{name}: {PER_POS}_total{where} has position {bad!r}, not a whole number")
+    # "01" is no label vLLM writes, and beside "1" it would name one position twice.
+    padded = [p for p in values if p != str(int(p))]
+    if padded:
+        raise ValueError(
+            f"{name}: {PER_POS}_total{where} has position {padded[0]!r}; vLLM writes positions without leading "
+            f"zeros ({str(int(padded[0]))!r})"
+        )
     positions = sorted(int(p) for p in values)
     if positions != list(range(len(positions))):
         missing = sorted(set(range(positions[-1] + 1)) - set(positions))

@@ -229,6 +229,11 @@ def test_short_drafts_in_a_log_line_are_rebuilt_and_said() -> None:
         ),
         (dump(ONE) + HAND_LINE, "", "holds both log lines and /metrics samples"),
         (
+            dump({"0": (1000, 4000, 1952, [800, 640, 512])}).replace('position="1"', 'position="01"'),
+            "",
+            "has position '01'; vLLM writes positions without leading zeros ('1')",
+        ),
+        (
             log_line(2360, 4000 * 65 // 4, ", ".join(["0.500"] * 65), "3.36", "nan"),
             "",
             "gives 65 per-position rates, more than the 64 draft positions this page reads",
