@@ -195,12 +195,12 @@ export function chartNumbers(charts, signal) {
   const summary = el("summary", "", one() ? "The chart's numbers, as a table" : "The charts' numbers, as tables");
   const root = el("details", "sd-data", summary, body);
   let frame = null;
+  // Written only when it changes: a summary rewritten with every draw made the page lay out again.
+  const say = (text) => summary.textContent !== text && (summary.textContent = text);
   const build = () => {
     frame = null;
-    if (!one()) summary.textContent = "The charts' numbers, as tables";
-    if (!root.open && !one()) return;
     const tables = charts().flatMap(([, label, figure]) => (figure ? captioned(figure, label) : []));
-    if (one()) summary.textContent = `The chart's numbers, as ${tables.length > 1 ? "tables" : "a table"}`;
+    if (one()) say(`The chart's numbers, as ${tables.length > 1 ? "tables" : "a table"}`);
     if (!root.open) return;
     body.replaceChildren(...tables.map(tableElement));
     root.dataset.sdTables = String(Number(root.dataset.sdTables || 0) + 1); // tests wait on it
@@ -209,8 +209,10 @@ export function chartNumbers(charts, signal) {
   signal.addEventListener("abort", () => cancelAnimationFrame(frame));
   return {
     root,
+    // A closed disclosure of several charts has nothing to recount: only its summary, once a chart is added.
     changed() {
-      if (frame === null) frame = requestAnimationFrame(build);
+      if (!one()) say("The charts' numbers, as tables");
+      if ((root.open || one()) && frame === null) frame = requestAnimationFrame(build);
     },
   };
 }
