@@ -85,6 +85,7 @@ def figure(data: Sequence[PlotTrace], layout_: dict[str, Any] | None = None) -> 
 def layout(
     *,
     title: str | None = None,
+    subtitle: str | None = None,  # a second line under the title (with a title only)
     x_title: str | None = None,
     y_title: str | None = None,
     y_range: Sequence[float] | None = None,
@@ -120,6 +121,10 @@ def layout(
         # it): in the middle of the margin, as Plotly places a title by default, a long legend ran over it.
         top = {"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}}
         out["title"] = {"text": title, "x": 0, "xanchor": "left"} | top
+        # A second line is a subtitle, never "<br>" in the title: plotly.js 4.1.1 placed a two-line title anchored
+        # at the figure's top with its first line half above the figure's edge.
+        if subtitle:
+            out["title"]["subtitle"] = {"text": subtitle}
     if barmode:
         out["barmode"] = barmode
     return out | extra

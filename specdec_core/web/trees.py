@@ -319,15 +319,17 @@ def tree_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
         if symbol in ("x", "circle-open"):
             trace["marker"]["line"]["color"] = COLORS[role]
         data.append(trace)
-    # Two lines: one ran ~190 px past a phone's screen. Above the legend's three rows on a phone (~60 px) they need a
-    # top margin of their own.
-    drawn = f"{len(shown) - 2:,} of {tree.nodes_scored:,} drafted nodes drawn:<br>deeper levels only along the walk"
-    title = None if len(shown) == len(tree.nodes) else drawn
+    # A title and a subtitle: one line ran ~190 px past a phone's screen. Above the legend's three rows on a phone
+    # (~60 px) they need a top margin of their own.
+    title = (
+        None if len(shown) == len(tree.nodes) else f"{len(shown) - 2:,} of {tree.nodes_scored:,} drafted nodes drawn"
+    )
     axes = layout(
         x_title="depth in the tree (0: the context)",
         height=int(max(300, min(640, 22 * (max(y.values()) + 1) + 120))) if labelled else 520,
         xaxis={"dtick": 1, "range": [-0.3, max(x.values()) + (1.2 if labelled else 0.5)]},
         title=title,
+        subtitle="deeper levels only along the walk",
         yaxis={"visible": False, "range": [max(y.values()) + 0.6, -0.6]},
         margin={"l": 16} | ({"t": 124} if title else {}),
     )
@@ -343,7 +345,7 @@ def mask_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
     size = min(tree.nodes_scored, MASK_NODES) + 1
     mask = multidraft.attention_mask(tree, nodes=size - 1)
     names = ["context"] + [f"{i}:{_label(pair, tree.nodes[i].token)}" for i in range(1, size)]
-    shown = "" if size - 1 == tree.nodes_scored else f"<br>(the first {size - 1} of {tree.nodes_scored:,} nodes)"
+    cut = size - 1 < tree.nodes_scored
     cells = list(range(size))
     trace: PlotTrace = {
         "type": "heatmap",
@@ -361,12 +363,13 @@ def mask_figure(tree: multidraft.TreeRound, pair: models.Pair) -> Figure:
     labelled = size <= 24
     ticks = {"tickvals": cells, "ticktext": names, "showticklabels": labelled, "showgrid": False, "zeroline": False}
     axes = layout(
-        title=f"Tree-attention mask{shown}",
+        title="Tree-attention mask",
+        subtitle=f"the first {size - 1} of {tree.nodes_scored:,} nodes" if cut else None,
         height=420,
         xaxis=ticks | {"title": {"text": "attends to (key)"}, "range": [-0.5, size - 0.5], "tickangle": -60},
         yaxis=ticks | {"title": {"text": "node (query)"}, "range": [size - 0.5, -0.5]},
         # A title and no legend: the top margin a legend under the title would need stood empty (~50 px).
-        margin={"l": 96 if labelled else 56, "b": 96 if labelled else 48, "t": 44},
+        margin={"l": 96 if labelled else 56, "b": 96 if labelled else 48, "t": 66 if cut else 44},
     )
     return figure([trace], axes)
 
