@@ -115,6 +115,15 @@ def test_typical_controls_move_charts_and_the_distance_stays_above_zero(page: An
         assert expected["tv-distance"] > 0
         wait_for_renders(positions, before[0])
         wait_for_renders(law, before[1])
+        # The bar is min(epsilon, delta * e^-H) and e^-H <= 1: with epsilon at or above delta, epsilon is inert
+        # (natively, 0.03 and 0.2 give the same run), and the verdict says so; below delta it says nothing of it.
+        said = "so ε changes nothing: it acts only where it is below δ·e^("
+        inert = widget.locator(".sd-verdict").filter(has_text=said)
+        if args["epsilon"] >= args["delta"]:
+            assert native("drafters.typical", **(args | {"epsilon": 0.2})) == expected
+            expect(inert).to_have_count(1)
+        else:
+            expect(inert).to_have_count(0)
     before = renders(positions)
     step(widget.get_by_label(GAMMA_LABEL, exact=True), "ArrowLeft")
     args["gamma"] = 3

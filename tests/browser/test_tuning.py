@@ -174,6 +174,14 @@ def test_draft_cost_moved_in_the_calculator_moves_the_policies_and_says_their_nu
         expect(page.locator(f"{widget} input[data-sd-url=cost]")).to_have_value(moved)
     expect(status).to_have_attribute("data-state", "changed")
     expect(status).to_contain_text("press Run to measure these")
+    # Moved back to the settings the numbers were measured with, the note goes: it had stayed under numbers that
+    # were theirs again.
+    said = status.text_content()
+    cost.press("ArrowLeft")
+    expect(policies.locator("input[data-sd-url=cost]")).to_have_value(f"{before:.2f}")
+    expect(status).not_to_have_attribute("data-state", "changed")
+    expect(status).not_to_have_text(said or "")
+    expect(status).to_have_text(re.compile("build-time run|Python is ready"))
 
 
 def test_policies_keep_the_latest_text_when_the_last_chunk_emits_none(page: Any) -> None:

@@ -53,12 +53,17 @@ export default define(import.meta.url, (settings) => ({
     const verdict = announce("sd-verdict sd-verdict--bad sd-verdict--strong");
     ctx.el.append(ctx.group("sd-controls"), verdict, ctx.tiles(), ctx.chartRow());
     return {
-      paint(result) {
+      paint(result, args) {
         const m = result.metrics;
         const more = m["accept-rate-typical"] > m["accept-rate-exact"];
+        // The bar is min(ε, δ·e^(−H)) and e^(−H) ≤ 1: from δ up, ε moved nothing on screen, and nothing said why.
+        const inert =
+          args.epsilon >= args.delta
+            ? ` With ε at or above δ = ${fixed(2)(args.delta)}, the bar is δ·e^(−H) at every position (e^(−H) is at most 1), so ε changes nothing: it acts only where it is below δ·e^(−H).`
+            : "";
         verdict.textContent =
           `Typical acceptance keeps ${(100 * m["accept-rate-typical"]).toFixed(1)}% of the drafts (${more ? "more" : "fewer"} than the exact rule's ${(100 * m["accept-rate-exact"]).toFixed(1)}%), ` +
-          `${more ? "but" : "and"} its output is at distance ${fixed(3)(m["tv-distance"])} from the target's: it is lossy. The exact rule's distance is 0.`;
+          `${more ? "but" : "and"} its output is at distance ${fixed(3)(m["tv-distance"])} from the target's: it is lossy. The exact rule's distance is 0.${inert}`;
       },
     };
   },

@@ -14,6 +14,11 @@ const DECLARED = [
 ];
 const verdictOf = (v) => (v ? "consistent ✓" : "rejected ✗");
 
+// The setting that leaves one token to sample, named where a verdict rests on it: temperature 0, top-k 1, or a
+// top-p the likeliest token alone reaches (at temperature 1 and top-p 0.05 the verdict blamed temperature 0).
+const oneToken = (a) =>
+  a.temperature === 0 ? "At temperature 0" : a.top_k === 1 ? "With top-k 1" : `With top-p ${fixed(2)(a.top_p)},`;
+
 export default define(import.meta.url, (settings) => {
   const args = settings.args;
   return {
@@ -109,10 +114,10 @@ function view(ctx) {
       if (!m.exact) {
         verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])} from the target, far above the ${fixed(4)(m["tv-noise"])} that noise alone gives (χ² p-value ${pv}). The output is not the target: the verifier divided by a q nothing was drawn from.`;
       } else if (m["exact-tv"] === 0 && result.declared === "softmax") {
-        verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])}. At temperature 0 the softmax is the one-hot itself, so the declared q is the sampled one: nothing to fix.`;
+        verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])}. ${oneToken(a)} the softmax is the one-hot itself, so the declared q is the sampled one: nothing to fix.`;
       } else if (m["tv-noise"] === 0) {
-        // The target is one token (temperature 0): every round emits it, and there is no noise to compare with.
-        verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])}. At temperature 0 the target is one token, and every round emitted it: the output is the target, with no sampling noise at all.`;
+        // The target is one token: every round emits it, and there is no noise to compare with.
+        verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])}. ${oneToken(a)} the target is one token, and every round emitted it: the output is the target, with no sampling noise at all.`;
       } else {
         verdict.textContent = `${n} rounds: TV ${fixed(4)(m["tv-distance"])}, about the ${fixed(4)(m["tv-noise"])} that noise alone gives (χ² p-value ${pv}). With q the distribution it sampled from, the output is the target again.`;
       }

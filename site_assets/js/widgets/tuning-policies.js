@@ -112,15 +112,23 @@ function view(ctx) {
     status.dataset.state = state;
     status.textContent = text;
   };
-  let moved = false; // a control moved since the run on screen started
+  // The settings the numbers on screen were measured with (the build-time run's, then each Run's). Controls moved
+  // back to them say again what the status said before: "Settings changed" had stayed under numbers that were theirs.
+  const SINCE = " The settings have changed since it started: press Run to measure them.";
+  let measuredWith = JSON.stringify(ctx.start);
+  let before = null; // the status the "changed" note replaced
+  const moved = () => JSON.stringify(ctx.values()) !== measuredWith;
   for (const c of Object.values(ctx.controls)) {
     ctx.on(c.input, c.event, () => {
-      moved = true;
-      if (!runner.running())
-        say(
-          "changed",
-          "Settings changed: the numbers below are from the previous settings; press Run to measure these.",
-        );
+      if (runner.running()) return;
+      if (!moved()) {
+        if (before) say(before.state, before.text);
+        else status.textContent = status.textContent.replace(SINCE, "");
+        before = null;
+        return;
+      }
+      if (!before) before = { state: status.dataset.state, text: status.textContent };
+      say("changed", "Settings changed: the numbers below are from the previous settings; press Run to measure these.");
     });
   }
   // A chunk that emitted nothing under fixed γ (its run had spent its budget) keeps the text on screen: the last
@@ -159,7 +167,8 @@ function view(ctx) {
     };
     progress.max = total;
     progress.value = 0;
-    moved = false;
+    measuredWith = JSON.stringify(ctx.values());
+    before = null;
     say("running", `0 / ${total} tokens per policy`);
     try {
       while (done < total && !signal.aborted) {
@@ -168,7 +177,7 @@ function view(ctx) {
       }
     } finally {
       // Settings moved during the run are not its settings: the end says so, as a move after it would.
-      const since = moved ? " The settings have changed since it started: press Run to measure them." : "";
+      const since = moved() ? SINCE : "";
       if (done >= total) say("done", `Done: ${total} tokens per policy (seed ${args.seed}).${since}`);
       else say("stopped", `Stopped at ${done} / ${total} tokens per policy.${since}`);
     }
