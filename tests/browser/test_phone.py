@@ -223,6 +223,29 @@ def boxes_meet(a: dict[str, float], b: dict[str, float]) -> bool:
 
 
 @on_a_phone
+def test_playground_rounds_of_eight_drafts_wrap_inside_the_token_stream(page: Any) -> None:
+    """A round of 8 drafts with a correction and discarded drafts is wider than the token stream's box on a phone:
+    it ran past the box's right edge, cut off, with nothing to show the box scrolled. Each round now wraps inside
+    itself, so every token is inside the box and the box does not scroll sideways."""
+    visit(page, "playground/?gamma=8&quality=0.3&seed=3")
+    widget = page.locator('.sd-widget[data-widget="playground"]')
+    expect(widget).to_have_attribute("data-sd-live", "true", timeout=60_000)
+    step = widget.get_by_role("button", name="Step", exact=True)
+    for n in range(1, 4):
+        step.click()
+        expect(widget.locator('[data-metric="rounds"]')).to_have_attribute("data-value", str(n))
+    stream = widget.locator(".sd-pg-stream")
+    expect(stream.locator(".sd-pg-round")).to_have_count(3)
+    assert stream.locator(".sd-token").count() >= 3 * 8  # eight drafts a round (and a correction or bonus)
+    sizes = stream.evaluate("(el) => [el.scrollWidth, el.clientWidth]")
+    assert sizes[0] <= sizes[1], sizes
+    box = stream.bounding_box()
+    right = box["x"] + box["width"]
+    tokens = stream.locator(".sd-token").evaluate_all("(els) => els.map((e) => e.getBoundingClientRect().right)")
+    assert max(tokens) <= right + 0.5, (max(tokens), right)
+
+
+@on_a_phone
 def test_draft_panels_stand_one_to_a_row_on_a_phone(page: Any) -> None:
     """Two to a row, the Draft page's eight panels got ~100 px each at 390 px: their titles ran into each other and
     past the chart's edge, and their upright tick labels into the titles below. On a phone they stand one to a row

@@ -938,6 +938,22 @@ def expect_accessible_and_charts_follow_the_scheme(page: Any, has_charts: bool) 
     assert (light, dark) == ([], []), f"light: {light}\ndark: {dark}"
 
 
+def expect_content_tabs_show_their_focus(page: Any) -> None:
+    """A content tab set (a code listing's tabs) moved by an arrow key shows a focus ring: Material 9.8.2 marks the
+    focused tab only by the accent colour the selected tab has anyway (css/theme.css)."""
+    tabs = page.locator(".md-content .tabbed-set > input")
+    if not tabs.count():
+        return
+    first = tabs.first
+    first.evaluate("(el) => el.closest('.tabbed-set').scrollIntoView({block: 'center'})")
+    first.focus()
+    page.keyboard.press("ArrowRight")
+    labels = page.locator(".md-content .tabbed-set:has(> input:focus) > .tabbed-labels")
+    expect(labels).to_have_count(1)
+    assert labels.evaluate("(el) => getComputedStyle(el).outlineStyle") == "solid"
+    page.keyboard.press("ArrowLeft")
+
+
 def expect_sliders_reachable_by_tab_and_moved_by_arrows(page: Any) -> None:
     """Tab from the start of each widget reaches each of its visible sliders; an arrow key then changes the value the
     widget shows beside it and, for a slider that feeds Python, the widget paints a new result."""
@@ -1399,7 +1415,8 @@ def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any,
     with no error and Plotly draws every chart; gamma is named "Speculation length"; each chart Plotly drew matches
     its static sketch; the charts' numbers open as tables; axe finds nothing serious in light or dark (tables open)
     and the charts follow the palette; every slider
-    is reachable by Tab and acts on its arrow keys; the charts fit their boxes after a resize."""
+    is reachable by Tab and acts on its arrow keys; a content tab set shows its focus; the charts fit their boxes
+    after a resize."""
     visit(page, path)
     expect_ready(page)
     expect_widgets_live(page)  # and every chart drawn by Plotly
@@ -1414,5 +1431,6 @@ def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any,
         expect_charts_readable_as_tables(page)
     expect_accessible_and_charts_follow_the_scheme(page, has_charts)
     expect_sliders_reachable_by_tab_and_moved_by_arrows(page)
+    expect_content_tabs_show_their_focus(page)
     if has_charts:
         expect_charts_fit_their_boxes_after_a_resize(page)
