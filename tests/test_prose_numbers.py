@@ -23,6 +23,7 @@ from specdec_core.web import cost as web_cost
 from specdec_core.web import draft as web_draft
 from specdec_core.web import drafters as web_drafters
 from specdec_core.web import exactness as web_exactness
+from specdec_core.web import playground as web_playground
 from specdec_core.web import tuning as web_tuning
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,6 +138,12 @@ def _heads_checked_deep() -> int:
     return max(tally.checked[2:4])
 
 
+def _playground_theory(quality: float, gamma: int, name: str) -> float:
+    """The Playground's theory for a draft quality and gamma at its default cost c 0.05 (a fresh run, no rounds)."""
+    value: float = web_playground.run(quality=quality, gamma=gamma, cost=0.05, rounds=0)["metrics"][name]
+    return value
+
+
 H100, LLAMA_8B = costs.HARDWARE["h100"], costs.MODELS["llama-3.1-8b"]
 
 CLAIMS = [
@@ -189,6 +196,22 @@ CLAIMS = [
         None,
         lambda: 1 / stats.chi_square_sf(4.0, 1),
         ">",
+    ),
+    Claim(
+        "experiment 2: speedup of a near-random draft at gamma 4",
+        "docs/playground.md",
+        f"their speedup sinks to about 1.3{TIMES} (the theory under each says where it settles)",
+        "1.3",
+        1,
+        lambda: _playground_theory(0.05, 4, "speedup-theory"),
+    ),
+    Claim(
+        "experiment 3: tokens per pass of a weak draft at gamma 8",
+        "docs/playground.md",
+        "tokens per pass stays about 2 and the speedup under cost c falls below",
+        "2",
+        0,
+        lambda: _playground_theory(0.3, 8, "tokens-per-pass-theory"),
     ),
     # Sampling settings ----------------------------------------------------------------------------------------------
     Claim(
