@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import expect_plotly, renders, shared_page, visit, wait_for_renders
+from conftest import expect_plotly, js_number, renders, shared_page, visit, wait_for_renders
 from playwright.sync_api import expect
 
 from specdec_core import theory, web
@@ -182,6 +182,22 @@ def test_draft_cost_moved_in_the_calculator_moves_the_policies_and_says_their_nu
     expect(status).not_to_have_attribute("data-state", "changed")
     expect(status).not_to_have_text(said or "")
     expect(status).to_have_text(re.compile("build-time run|Python is ready"))
+
+
+def test_a_link_that_sets_the_shared_cost_shows_the_build_time_run_as_other_settings(page: Any) -> None:
+    """The comparison computes nothing before Run. A link that set its draft cost (the page shares c) left
+    "Computing for c = 0.1…" above an empty chart and blank tiles for good; it now shows the build-time run,
+    marked as measured with other settings, until Run measures these."""
+    open_live(page, "?cost=0.1")
+    policies = page.locator(POLICIES)
+    expect(policies.locator("input[data-sd-url=cost]")).to_have_value("0.1")
+    status = policies.locator(".sd-tuning-progress")
+    expect(status).to_have_attribute("data-state", "changed")
+    expect(status).to_contain_text("press Run to measure these")
+    expect(policies.locator(".sd-pending")).to_have_count(0)
+    built = json.loads(policies.locator("template[data-sd-initial]").evaluate("(t) => t.content.textContent"))
+    name, value = next(iter(built["metrics"].items()))
+    expect(policies.locator(f'[data-metric="{name}"]')).to_have_attribute("data-value", js_number(value))
 
 
 def test_policies_keep_the_latest_text_when_the_last_chunk_emits_none(page: Any) -> None:

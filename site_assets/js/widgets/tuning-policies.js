@@ -115,6 +115,7 @@ function view(ctx) {
   // The settings the numbers on screen were measured with (the build-time run's, then each Run's). Controls moved
   // back to them say again what the status said before: "Settings changed" had stayed under numbers that were theirs.
   const SINCE = " The settings have changed since it started: press Run to measure them.";
+  const CHANGED = "Settings changed: the numbers below are from the previous settings; press Run to measure these.";
   let measuredWith = JSON.stringify(ctx.start);
   let before = null; // the status the "changed" note replaced
   const moved = () => JSON.stringify(ctx.values()) !== measuredWith;
@@ -128,7 +129,7 @@ function view(ctx) {
         return;
       }
       if (!before) before = { state: status.dataset.state, text: status.textContent };
-      say("changed", "Settings changed: the numbers below are from the previous settings; press Run to measure these.");
+      say("changed", CHANGED);
     });
   }
   // A chunk that emitted nothing under fixed γ (its run had spent its budget) keeps the text on screen: the last
@@ -183,6 +184,9 @@ function view(ctx) {
     }
   }
 
+  // A link that sets a control (the draft cost the page shares, say) left "Computing for c = 0.1…" above an empty
+  // chart, and nothing computes before Run: the build-time run is shown instead, marked as other settings' numbers.
+  if (ctx.initial && moved()) ctx.paint(ctx.initial);
   return {
     paint(result) {
       said(
@@ -190,6 +194,9 @@ function view(ctx) {
         `Build-time run (${ctx.start.tokens} tokens per policy, seed ${ctx.start.seed}), text under fixed γ`,
       );
       status.textContent = "Showing a build-time run; press Run for a live one.";
+      if (!moved()) return;
+      before = { state: status.dataset.state, text: status.textContent };
+      say("changed", CHANGED);
     },
   };
 }
