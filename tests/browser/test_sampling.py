@@ -147,25 +147,22 @@ def test_the_pitfall_shows_its_verdict_and_the_fix_restores_the_target(page: Any
     expect(verdict).to_contain_text("the output is the target again")
     wait_for_renders(pitfall_chart, before)
 
-    # A top-p that only the likeliest token reaches leaves one token at temperature 1: the verdict names top-p, not
-    # temperature 0 (it once blamed temperature 0 at temperature 1.00).
-    narrow = native(declared="sampled", top_p=0.05)["metrics"]
-    assert narrow["tv-noise"] == 0 == narrow["tv-distance"]
-    top_p = widget.get_by_role("slider", name="Top-p")
-    top_p.focus()
-    top_p.press("Home")
-    expect(verdict).to_contain_text("With top-p 0.05, the target is one token", timeout=60_000)
-    expect(verdict).not_to_contain_text("temperature 0")
-    top_p.press("End")
-    expect(verdict).to_contain_text("the output is the target again", timeout=60_000)
-
-    # At temperature 0 the target is one token: no noise to compare with ("about the 0.0000 that noise gives").
-    greedy = native(declared="sampled", temperature=0.0)["metrics"]
-    assert greedy["tv-noise"] == 0 == greedy["tv-distance"]
-    temperature = widget.get_by_role("slider", name="Temperature")
-    temperature.focus()
-    temperature.press("Home")
-    expect(verdict).to_contain_text("with no sampling noise at all", timeout=60_000)
+    # Settings that leave one token to sample (a top-p only the likeliest token reaches, at temperature 1; then
+    # temperature 0): no noise to compare with, and the verdict names the setting that did it (it once blamed
+    # temperature 0 at temperature 1.00 and top-p 0.05).
+    for label, setting, said in (
+        ("Top-p", {"top_p": 0.05}, "With top-p 0.05, the target is one token"),
+        ("Temperature", {"temperature": 0.0}, "At temperature 0 the target is one token"),
+    ):
+        one = native(declared="sampled", **setting)["metrics"]
+        assert one["tv-noise"] == 0 == one["tv-distance"]
+        slider = widget.get_by_role("slider", name=label)
+        slider.focus()
+        slider.press("Home")
+        expect(verdict).to_contain_text(f"{said}, and every round emitted it", timeout=60_000)
+        expect(verdict).to_contain_text("with no sampling noise at all")
+        slider.press("End")
+        expect(verdict).to_contain_text("the output is the target again", timeout=60_000)
 
 
 def test_url_state_is_clamped_and_said(page: Any) -> None:
