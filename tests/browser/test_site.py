@@ -16,6 +16,7 @@ any console error or request that leaves the site's origin.
 
 from __future__ import annotations
 
+import itertools
 import json
 import posixpath
 import re
@@ -938,6 +939,17 @@ def expect_accessible_and_charts_follow_the_scheme(page: Any, has_charts: bool) 
     assert (light, dark) == ([], []), f"light: {light}\ndark: {dark}"
 
 
+def expect_headings_in_order(page: Any) -> None:
+    """No heading skips a level, the widgets' own among the page's (the Playground's "Predict, then test" was an h3
+    under the page's h1): a reader who moves by headings hears the page's outline."""
+    levels = page.locator(".md-content").evaluate(
+        "(root) => [...root.querySelectorAll('h1, h2, h3, h4, h5, h6')]"
+        ".map((h) => [Number(h.tagName[1]), h.textContent])"
+    )
+    skips = [(a, b) for a, b in itertools.pairwise(levels) if b[0] > a[0] + 1]
+    assert levels and not skips, skips
+
+
 def expect_content_tabs_show_their_focus(page: Any) -> None:
     """A content tab set (a code listing's tabs) moved by an arrow key shows a focus ring: Material 9.8.2 marks the
     focused tab only by the accent colour the selected tab has anyway (css/theme.css)."""
@@ -1415,8 +1427,8 @@ def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any,
     with no error and Plotly draws every chart; gamma is named "Speculation length"; each chart Plotly drew matches
     its static sketch; the charts' numbers open as tables; axe finds nothing serious in light or dark (tables open)
     and the charts follow the palette; every slider
-    is reachable by Tab and acts on its arrow keys; a content tab set shows its focus; the charts fit their boxes
-    after a resize."""
+    is reachable by Tab and acts on its arrow keys; a content tab set shows its focus; no heading skips a level; the
+    charts fit their boxes after a resize."""
     visit(page, path)
     expect_ready(page)
     expect_widgets_live(page)  # and every chart drawn by Plotly
@@ -1432,5 +1444,6 @@ def test_every_page_goes_live_and_is_accessible_and_keyboard_operable(page: Any,
     expect_accessible_and_charts_follow_the_scheme(page, has_charts)
     expect_sliders_reachable_by_tab_and_moved_by_arrows(page)
     expect_content_tabs_show_their_focus(page)
+    expect_headings_in_order(page)
     if has_charts:
         expect_charts_fit_their_boxes_after_a_resize(page)

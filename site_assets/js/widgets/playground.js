@@ -179,12 +179,13 @@ function view(ctx) {
     const go = ctx.button(exp.button || `Try: ${exp.title}`, () => experiment(exp));
     go.dataset.experiment = exp.id || "";
     const look = el("details", "", el("summary", "", "What to look for"), el("p", "", exp.look));
-    return el("div", "sd-pg-card", el("h4", "", exp.title), el("p", "sd-pg-predict", exp.predict), go, look);
+    return el("div", "sd-pg-card", el("h3", "", exp.title), el("p", "sd-pg-predict", exp.predict), go, look);
   });
+  // Under the page's h1, before its first h2: an h3 here skipped a level for a reader who moves by headings.
   const experiments = el(
     "section",
     "sd-pg-experiments",
-    el("h3", "", "Predict, then test"),
+    el("h2", "", "Predict, then test"),
     el("div", "sd-pg-cards", ...cards),
   );
   experiments.setAttribute("aria-label", "Predict, then test");
