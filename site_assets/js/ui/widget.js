@@ -8,8 +8,8 @@
 // extra) (null: nothing to ask); live: false (no call until the view asks); view(ctx) -> {paint, adopt, args, cleanup},
 // or the standard view (controls, charts, tiles, note()). The binding does the rest:
 // - first paint: the build-time result only if the controls (after the URL) ask for its arguments, else
-//   "Computing for γ = 8…" until Python answers; a page's first widget shows a build-time copy of that paint until
-//   it binds (site_assets/prerender.py);
+//   "Computing for γ = 8…" until Python answers (with live: false, the view says what it shows); a page's first
+//   widget shows a build-time copy of that paint until it binds (site_assets/prerender.py);
 // - the live loop: a committed change bumps the version, writes the URL and asks again. One call at a time; a
 //   waiting refresh gives way to a newer one, an action (request(action)) is never dropped. Only a result for the
 //   current state is painted (request resolves null otherwise); `adopt` sees every result; a refresh unanswered
@@ -411,7 +411,8 @@ function bind(el, definition, entry) {
   if (initial && JSON.stringify(argsOf(now)) === JSON.stringify(argsOf(start))) {
     guard(view.paint)(initial, argsOf(now));
     painted(version);
-  } else if (initial) {
+  } else if (initial && def.live !== false) {
+    // A widget that asks nothing until its view does (live: false) gets no such note: nothing would answer it.
     const changed = specs.filter((s) => now[s.key] !== start[s.key]);
     const quoted = (text) => `“${text.length > 40 ? `${text.slice(0, 39)}…` : text}”`;
     const said = changed.map(

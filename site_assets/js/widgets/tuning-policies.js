@@ -184,8 +184,9 @@ function view(ctx) {
     }
   }
 
-  // A link that sets a control (the draft cost the page shares, say) left "Computing for c = 0.1…" above an empty
-  // chart, and nothing computes before Run: the build-time run is shown instead, marked as other settings' numbers.
+  // A link that sets a control (the draft cost the page shares, say) left an empty chart and blank tiles, under a
+  // binding's "Computing for c = 0.1…" that nothing answered before Run: the build-time run is shown instead, marked
+  // as other settings' numbers.
   if (ctx.initial && moved()) ctx.paint(ctx.initial);
   return {
     paint(result) {
