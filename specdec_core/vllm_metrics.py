@@ -1,7 +1,8 @@
 """Read a vLLM server's speculative-decoding counters, fit the i.i.d. model to them and test it, recommend gamma.
 
 Two inputs, both as vLLM v1 writes them (``vllm/v1/spec_decode/metrics.py``, read at commit ee4ceaae5953 of
-vllm-project/vllm and in the 0.11.0 release's wheel; the Prometheus names and the log wording below hold in both):
+vllm-project/vllm, in the 0.11.0 release's wheel and in the 0.29.0 source release; the Prometheus names and the log
+wording below hold in all three):
 
 - **Prometheus text** from ``/metrics``: the counters ``vllm:spec_decode_num_drafts``, ``..._num_draft_tokens``,
   ``..._num_accepted_tokens`` and ``..._num_accepted_tokens_per_pos`` (label ``position="j"``, j from 0). The Python
