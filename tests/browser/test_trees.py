@@ -140,6 +140,23 @@ def test_url_state_is_clamped_said_and_round_trips(page: Any) -> None:
     expect(widget.locator(".sd-notice")).to_have_count(0)
 
 
+def test_back_from_a_heading_link_keeps_the_link_at_the_state_on_screen(page: Any) -> None:
+    """A table-of-contents link adds a history entry; a control moved there writes into that entry. Back lands on
+    the entry before it, on the same page: its link must hold the state on screen, not the one before the move."""
+    widget = open_live(page)
+    page.locator(".md-sidebar--secondary a.md-nav__link", has_text="Play it").click()
+    expect(page).to_have_url(re.compile(r"#play-it$"))
+    k = widget.get_by_label(K_LABEL, exact=True)
+    k.focus()
+    k.press("ArrowRight")
+    k.press("ArrowRight")
+    expect(page).to_have_url(re.compile(r"[?&]k=4(&|#)"))
+    page.go_back()
+    expect(page).not_to_have_url(re.compile(r"#play-it"))
+    expect(page).to_have_url(re.compile(r"[?&]k=4(&|$)"))
+    assert k.input_value() == "4"
+
+
 def cell(value: float) -> str:
     """A number as ui/numbers.js writes it in a table: an integer grouped, else 4 significant digits."""
     return f"{int(value):,}" if float(value).is_integer() else js_number(float(f"{value:.4g}"))

@@ -152,7 +152,14 @@ function readChoice(key, raw, { choices, value }, notes) {
 // moves the address to the next page before that page arrives: a widget of the old page that mounts or changes in
 // between must not write its state into the next page's link.
 let shown = null;
-export const pageShown = (path) => void (shown = path);
+// Every value written into this page's link. A heading's link (the table of contents) adds a history entry, and a
+// control moved after it writes into that entry only: Back then showed the entry before it, its link without the
+// move, beside the moved control. Such an entry of the same page is given the state on screen as Back lands on it.
+let written = { path: null, values: {} };
+export const pageShown = (path) => {
+  shown = path;
+  if (written.path !== path) written = { path, values: {} }; // kept: corrections written before lab.js ran
+};
 
 // Writing the link costs more than it looks: traced on the Home lab's slider, Chromium's browser process spent ~16 ms
 // on each replaceState, beside ~56 ms of the page's own main thread per change, and on 2 cores the two compete. So a
@@ -168,6 +175,7 @@ export function writeQuery(values) {
   const path = location.pathname;
   const earlier = pending?.path === path ? pending.values : {}; // another page's unwritten state is not this one's
   pending = { path, values: { ...earlier, ...values } };
+  written = { path, values: { ...(written.path === path ? written.values : {}), ...values } };
   clearTimeout(timer);
   timer = setTimeout(flushQuery, WRITE_MS);
 }
@@ -187,4 +195,9 @@ export function flushQuery() {
 addEventListener("change", flushQuery);
 addEventListener("click", flushQuery, true);
 addEventListener("pagehide", flushQuery);
+addEventListener("popstate", () => {
+  if (written.path !== location.pathname || !Object.keys(written.values).length) return;
+  pending = { path: written.path, values: { ...written.values } };
+  flushQuery();
+});
 document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flushQuery());
