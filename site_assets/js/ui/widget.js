@@ -56,10 +56,7 @@ function loadModule(name) {
     const promise = import(url.href).catch((err) => {
       modules.delete(name);
       failedLoads.set(name, attempts + 1);
-      throw new SDError({
-        title: "This widget failed to load",
-        traceback_last_line: `the ${name} widget failed to load (${url.pathname}): ${err?.message || err}`,
-      });
+      throw new Error(`the ${name} widget failed to load (${url.pathname}): ${err?.message || err}`);
     });
     modules.set(name, promise);
   }
@@ -490,8 +487,12 @@ function mount(el) {
   };
   mounted.set(el, entry);
   start(el, entry);
-  // The module's define() starts it once loaded.
-  if (!entry.bound) loadModule(el.dataset.widget).catch((err) => report(el, err));
+  // The module's define() starts it once loaded. Each of the module's widgets gets a banner of its own: one error
+  // shown in the first was not shown again, and the second was left an empty box.
+  if (!entry.bound)
+    loadModule(el.dataset.widget).catch((err) =>
+      report(el, new SDError({ title: "This widget failed to load", traceback_last_line: err.message })),
+    );
 }
 
 export function unmount(el) {
