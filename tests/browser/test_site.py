@@ -482,6 +482,14 @@ def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
         widgets = page.locator(".md-content .sd-widget[data-widget]")
         for i in range(widgets.count()):
             expect(widgets.nth(i)).not_to_have_attribute("data-sd-live", "true")
+        # A control moved now cannot get its result: the widget says so where it stands, not only the banner above.
+        widget = page.locator(".md-content .sd-widget").filter(has=page.locator("input[type=range]")).first
+        slider = widget.locator("input[type=range]").first
+        slider.focus()
+        slider.press("ArrowRight")
+        expect(widget.locator(":scope > .sd-pending")).to_have_text(
+            "These settings need Python, which is not running (see the error above)."
+        )
     finally:
         server.unblock()
     alert.first.get_by_role("button", name="Retry").click()

@@ -214,7 +214,17 @@ function bind(el, definition, entry) {
       painted(asked);
       resolve(result);
     } catch (err) {
-      if (!action && asked === version) stale(asked);
+      if (!action && asked === version) {
+        stale(asked);
+        // Python is not running: the result for these controls cannot come, and the widget says so where it is
+        // (report words the note), not only the page's banner far above. A build-time result that answers them
+        // stays, with no note.
+        if (err?.fatal && shown === -1 && !pending) {
+          pending = announce("sd-pending");
+          pending.dataset.sdPending = "";
+          el.prepend(pending);
+        }
+      }
       report(el, err);
       reject(err);
     } finally {
