@@ -70,11 +70,43 @@ self.addEventListener("activate", (event) => {
   );
 });
 
+// Offline, a page never visited is not in the cache: the browser's own error page took the reader out of the site.
+// This one says what happened and links the pages that do work offline (the cached pages, by their titles).
+async function offlinePage(cache) {
+  const pages = [];
+  for (const request of await cache.keys()) {
+    if (!request.url.endsWith("/")) continue;
+    const html = await (await cache.match(request)).text();
+    const title = /<title>([^<]*)<\/title>/.exec(html)?.[1] || request.url;
+    pages.push(`<li><a href="${request.url}">${title}</a></li>`);
+  }
+  const body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Offline</title><link rel="icon" href="data:,"><style>
+body { font: 16px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; color: #222; background: #fff; }
+a { color: #3949ab; }
+@media (prefers-color-scheme: dark) { body { color: #e2e4e9; background: #1e2129; } a { color: #9fa8da; } }
+</style></head><body><main>
+<h1>You are offline</h1>
+<p>This page has not been saved for reading offline: the lab keeps the pages you have opened.</p>
+${pages.length ? `<p>These work without the network:</p><ul>${pages.join("")}</ul>` : ""}
+<p>Once you are back online, reload this page.</p>
+</main></body></html>`;
+  // 200, as a page the worker gives: a 503 is logged as a failed load, and the page is the answer.
+  return new Response(body, { headers: { "content-type": "text/html; charset=utf-8" } });
+}
+
 async function respond(request) {
   const cache = await caches.open(CACHE);
   const hit = await cache.match(request, { ignoreSearch: true });
   if (hit) return hit;
-  const response = await fetch(request);
+  let response;
+  try {
+    response = await fetch(request);
+  } catch (err) {
+    if (request.mode === "navigate") return offlinePage(cache);
+    throw err;
+  }
   // Only whole, same-origin, direct answers are kept: no errors, no partial content, and no redirected response,
   // which a navigation may not use.
   if (response.status === 200 && response.type === "basic" && !response.redirected) {

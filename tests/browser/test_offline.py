@@ -106,7 +106,8 @@ def first_visit(page: Any, server: SiteServer, path: str) -> str:
 def test_an_offline_reload_goes_ready_and_widgets_go_live(page: Any, context: Any, server: SiteServer) -> None:
     """Pages once visited work offline: after visiting verify/ and then the home page (by instant navigation, so
     through the worker), a reload offline boots Python from the cache and a slider redraws its chart; instant
-    navigation back to verify/ works too. Nothing reaches the server meanwhile."""
+    navigation back to verify/ works too. A page never visited gets the worker's page that says so and links the two
+    visited. Nothing reaches the server meanwhile."""
     first_visit(page, server, "verify/")
     follow_nav_link(page, server, "")
     expect_widgets_live(page)
@@ -121,6 +122,18 @@ def test_an_offline_reload_goes_ready_and_widgets_go_live(page: Any, context: An
         expect_widgets_live(page)
         assert change_a_control(page), "verify/ has a slider next to a chart"
         expect(page.locator(".sd-error")).to_have_count(0)
+        # A page never visited is not in the cache: the worker's own page says so, in the site, and links the
+        # pages that work offline (the browser's error page had taken the reader out of the site).
+        page.goto(server.base + "cost/")
+        expect(page.get_by_role("heading", name="You are offline")).to_be_visible()
+        saved = page.get_by_role("list").get_by_role("link")
+        assert sorted(saved.evaluate_all("(links) => links.map((a) => a.href)")) == [
+            server.base,
+            server.base + "verify/",
+        ]
+        saved.filter(has_text="Verify").click()
+        expect_ready(page)
+        expect_widgets_live(page)
     finally:
         context.set_offline(False)
     assert page_requests(server) == [], f"requests reached the server while offline: {page_requests(server)}"
