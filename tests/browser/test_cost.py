@@ -78,19 +78,22 @@ def test_batch_size_moves_the_speedup_across_break_even_and_the_url_round_trips(
 
 
 def test_out_of_range_links_are_clamped_and_said_and_70b_does_not_fit(page: Any) -> None:
-    """batch=100 snaps to 128, context=99999 clamps to 32,768, an unknown preset falls back; the page says each.
+    """batch=100 snaps to 128, context=99999 clamps to 32,768, weights=7 rounds to 8 bits (the select's values are
+    text: the note had said "using 16"), an unknown preset falls back; the page says each.
     Then the 70B target in 16-bit weights on one H100: the page warns that it does not fit."""
-    open_live(page, "?batch=100&context=99999&hardware=tpu&gamma=4&alpha=0.8")
+    open_live(page, "?batch=100&context=99999&weights=7&hardware=tpu&gamma=4&alpha=0.8")
     root = page.locator(ROOT)
     notices = root.locator(".sd-notice")
     expect(notices.filter(has_text="batch 100")).to_contain_text("128")
     expect(notices.filter(has_text="context 99999")).to_contain_text("32768")
     expect(notices.filter(has_text="hardware")).to_contain_text("h100")
-    expect_query(page, batch="128", context="32768", hardware="h100")
-    expect_metric(page, "speedup", native("cost.model", batch=128, context=32768)["metrics"]["speedup"])
+    expect(notices.filter(has_text="weights")).to_have_text("weights 7 is not one of 16, 8, 4; rounded to 8")
+    expect_query(page, batch="128", context="32768", hardware="h100", weights="8")
+    expect_metric(page, "speedup", native("cost.model", batch=128, context=32768, weights=8)["metrics"]["speedup"])
 
     root.get_by_role("slider", name="Context length").focus()
     root.get_by_role("slider", name="Context length").press("Home")
+    root.get_by_label("Weights").select_option("16")
     root.get_by_label("Target model").select_option("llama-3.1-70b")
     memory = root.locator(".sd-cost-memory")
     expect(memory).to_have_attribute("data-fits", "false", timeout=BOOT_MS)

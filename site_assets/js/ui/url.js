@@ -130,20 +130,21 @@ const listed = (choices) => (choices.length > 5 ? [...choices.slice(0, 3), "…"
 function readChoice(key, raw, { choices, value }, notes) {
   const exact = choices.find((c) => String(c) === raw);
   if (exact !== undefined) return exact;
-  const number = Number(raw);
-  if (!Number.isFinite(number) || !choices.every((c) => typeof c === "number")) {
+  const number = raw.trim() === "" ? NaN : Number(raw);
+  // Numbers, or a select's numbers as text (the Cost page's weights, "16", "8" and "4"): the nearest is meant.
+  if (!Number.isFinite(number) || !choices.every((c) => c !== "" && Number(c) > 0)) {
     notes[key] = `${key} “${raw}” is not one of ${listed(choices)}; using ${value}`;
     return value;
   }
-  const [low, high] = [Math.min(...choices), Math.max(...choices)];
-  if (number < low || number > high) {
-    const clamped = number < low ? low : high;
+  const byValue = [...choices].sort((a, b) => Number(a) - Number(b));
+  const [low, high] = [byValue[0], byValue.at(-1)];
+  if (number < Number(low) || number > Number(high)) {
+    const clamped = number < Number(low) ? low : high;
     notes[key] = `${key} ${raw} is out of range; clamped to ${clamped}`;
     return clamped;
   }
-  const nearest = choices.reduce((best, c) =>
-    Math.abs(Math.log(c / number)) < Math.abs(Math.log(best / number)) ? c : best,
-  );
+  const far = (c) => Math.abs(Math.log(Number(c) / number));
+  const nearest = choices.reduce((best, c) => (far(c) < far(best) ? c : best));
   notes[key] = `${key} ${raw} is not one of ${listed(choices)}; rounded to ${nearest}`;
   return nearest;
 }
