@@ -9,7 +9,8 @@
 // copy gets in. The page itself, its widgets, its Plotly bundle, KaTeX and the theme's own files (their names
 // differ between mkdocs and Zensical) are cached when the page reports what it loaded (js/offline.js, the CACHE
 // message), and anything else the site fetches is cached as it passes: a page works offline once it was visited,
-// and a first visit downloads nothing its page does not use.
+// and a first visit downloads nothing its page does not use. A page neither cached nor reachable gets a page of the
+// worker's own that says so and links the cached pages.
 // Every same-origin GET is answered from the cache first, ignoring the query string (pages keep their state
 // there; the worker adds ?v= to the core archive). A redeploy changes this file's bytes, the browser installs
 // the new worker, and activating it deletes every older cache of the lab.
@@ -87,10 +88,10 @@ body { font: 16px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 2rem auto
 a { color: #3949ab; }
 @media (prefers-color-scheme: dark) { body { color: #e2e4e9; background: #1e2129; } a { color: #9fa8da; } }
 </style></head><body><main>
-<h1>You are offline</h1>
-<p>This page has not been saved for reading offline: the lab keeps the pages you have opened.</p>
+<h1>This page is not saved for offline reading</h1>
+<p>The network did not answer, and the lab keeps only the pages you have opened.</p>
 ${pages.length ? `<p>These work without the network:</p><ul>${pages.join("")}</ul>` : ""}
-<p>Once you are back online, reload this page.</p>
+<p>Once the network is back, reload this page.</p>
 </main></body></html>`;
   // 200, as a page the worker gives: a 503 is logged as a failed load, and the page is the answer.
   return new Response(body, { headers: { "content-type": "text/html; charset=utf-8" } });

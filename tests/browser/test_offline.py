@@ -125,7 +125,7 @@ def test_an_offline_reload_goes_ready_and_widgets_go_live(page: Any, context: An
         # A page never visited is not in the cache: the worker's own page says so, in the site, and links the
         # pages that work offline (the browser's error page had taken the reader out of the site).
         page.goto(server.base + "cost/")
-        expect(page.get_by_role("heading", name="You are offline")).to_be_visible()
+        expect(page.get_by_role("heading", name="This page is not saved for offline reading")).to_be_visible()
         saved = page.get_by_role("list").get_by_role("link")
         assert sorted(saved.evaluate_all("(links) => links.map((a) => a.href)")) == [
             server.base,
