@@ -101,6 +101,9 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if any(path.endswith(suffix) for suffix in self.server.blocked):
             self.send_error(503, "blocked by the test")
             return
+        if any(path.endswith(suffix) for suffix in self.server.dropped):
+            self.close_connection = True  # no answer at all: the browser's fetch fails as it does offline
+            return
         if any(path.endswith(suffix) for suffix in self.server.held):
             self.server.released.wait(timeout=HOLD_S)
         replaced = [body for suffix, body in self.server.replaced.items() if path.endswith(suffix)]
@@ -117,6 +120,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     blocked: set[str]
+    dropped: set[str]
     held: set[str]
     released: threading.Event
     replaced: dict[str, bytes]
@@ -145,8 +149,8 @@ ALWAYS_ASKED = {MANIFEST}
 
 @dataclass
 class SiteServer:
-    """The running server: ``site`` (the folder served), ``base`` URL, ``origin``, switches to block, hold or
-    replace paths, and the paths requested so far."""
+    """The running server: ``site`` (the folder served), ``base`` URL, ``origin``, switches to block (503), drop
+    (no answer), hold or replace paths, and the paths requested so far."""
 
     httpd: _Server
     site: Path
@@ -169,8 +173,13 @@ class SiteServer:
         self._check("block", suffixes)
         self.httpd.blocked.update(suffixes)
 
+    def drop(self, *suffixes: str) -> None:
+        self._check("drop", suffixes)
+        self.httpd.dropped.update(suffixes)
+
     def unblock(self) -> None:
         self.httpd.blocked.clear()
+        self.httpd.dropped.clear()
 
     def hold(self, *suffixes: str) -> None:
         self._check("hold", suffixes)
@@ -195,6 +204,7 @@ def serve(site: Path, build: str) -> Iterator[SiteServer]:
         pytest.fail(f"{site.name}/ is not built: run `{build}` (make test-browser does it)")
     httpd = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(site)))
     httpd.blocked = set()
+    httpd.dropped = set()
     httpd.held = set()
     httpd.released = threading.Event()
     httpd.replaced = {}

@@ -498,6 +498,30 @@ def test_blocked_runtime_shows_the_error_banner_and_retry_recovers(
     expect(page.locator(".sd-error")).to_have_count(0)
 
 
+@no_service_worker
+def test_a_download_that_gets_no_answer_is_named_in_plain_words(
+    page: Any, server: SiteServer, browser_log: Any
+) -> None:
+    """The core archive gets no answer at all (as offline): the banner names the file and says the network did not
+    answer; it had said only "Failed to fetch". Retry recovers once the server answers."""
+    browser_log.allow(LAB_ERROR + r"Python failed to start \(core\): specdec_core-.*\.zip could not be downloaded")
+    core = json.loads((server.site / "core" / "manifest.json").read_text("utf-8"))["file"]
+    server.drop(f"core/{core}")  # the core archive only: Pyodide's standard library is a zip too
+    try:
+        open_page(page, server, WIDGET_PAGES[0])
+        expect(page.locator("[data-sd-status]")).to_have_attribute("data-sd-status", "error", timeout=BOOT_MS)
+        line = page.locator(".sd-error[role=alert] .sd-error__line").first
+        expect(line).to_have_text(
+            re.compile(r"^specdec_core-[\w.-]+\.zip could not be downloaded: the network did not answer \(.+\)$")
+        )
+    finally:
+        server.unblock()
+    page.locator(".sd-error[role=alert]").first.get_by_role("button", name="Retry").click()
+    expect_ready(page)
+    expect_widgets_live(page)
+    expect(page.locator(".sd-error")).to_have_count(0)
+
+
 def test_a_widget_of_the_page_left_never_writes_into_the_next_pages_link(page: Any, server: SiteServer) -> None:
     """Instant navigation moves the address to the next page before that page arrives. A widget of the page still
     on screen that changes in between (its module loaded late, a slider moved) leaves the next page's link alone:

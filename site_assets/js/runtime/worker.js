@@ -41,8 +41,13 @@ function enter(name) {
   return () => clearTimeout(timer);
 }
 
+// A request that gets no answer (offline, or the server down) names its file: the browser's own words, "Failed to
+// fetch", were all the banner said.
 async function fetchOk(url, init) {
-  const response = await fetch(url, init);
+  const response = await fetch(url, init).catch((err) => {
+    const file = new URL(url).pathname.split("/").pop();
+    throw new Error(`${file} could not be downloaded: the network did not answer (${err?.message || err})`);
+  });
   if (!response.ok) throw new Error(`${response.status} ${response.statusText} for ${url}`);
   return response;
 }
