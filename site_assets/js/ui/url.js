@@ -153,10 +153,12 @@ function readChoice(key, raw, { choices, value }, notes) {
 // moves the address to the next page before that page arrives: a widget of the old page that mounts or changes in
 // between must not write its state into the next page's link.
 let shown = null;
-// Every value written into this page's link. A heading's link (the table of contents) adds a history entry, and a
-// control moved after it writes into that entry only: Back then showed the entry before it, its link without the
-// move, beside the moved control. Such an entry of the same page is given the state on screen as Back lands on it.
+// Every value written into this page's link, the unwritten ones too (dirty). A heading's link (the table of contents)
+// adds a history entry, and a control moved after it writes into that entry only: Back then showed the entry before
+// it, its link without the move, beside the moved control. Such an entry of the same page is given the state on
+// screen as Back lands on it.
 let written = { path: null, values: {} };
+let dirty = false;
 export const pageShown = (path) => {
   shown = path;
   if (written.path !== path) written = { path, values: {} }; // kept: corrections written before lab.js ran
@@ -168,26 +170,25 @@ export const pageShown = (path) => {
 // rested for WRITE_MS; a committed change (a released slider, a key press, a select: their change event), a click (it
 // may follow a link, and instant navigation moves the address at once) or hiding the page writes it at once.
 const WRITE_MS = 200;
-let pending = null; // {path, values} not yet in the address bar
 let timer = 0;
 
 export function writeQuery(values) {
   if (shown !== null && location.pathname !== shown) return;
   const path = location.pathname;
-  const earlier = pending?.path === path ? pending.values : {}; // another page's unwritten state is not this one's
-  pending = { path, values: { ...earlier, ...values } };
+  // Another page's values, unwritten or not, are not this one's.
   written = { path, values: { ...(written.path === path ? written.values : {}), ...values } };
+  dirty = true;
   clearTimeout(timer);
   timer = setTimeout(flushQuery, WRITE_MS);
 }
 
 export function flushQuery() {
   clearTimeout(timer);
-  const write = pending;
-  pending = null;
-  if (!write || location.pathname !== write.path) return; // the reader has moved on: the link is not this page's
+  if (!dirty) return;
+  dirty = false;
+  if (location.pathname !== written.path) return; // the reader has moved on: the link is not this page's
   const url = new URL(location.href);
-  for (const [key, value] of Object.entries(write.values)) url.searchParams.set(key, String(value));
+  for (const [key, value] of Object.entries(written.values)) url.searchParams.set(key, String(value));
   // Keep history.state: Material stores the scroll offset there for instant navigation.
   if (url.href !== location.href) history.replaceState(history.state, "", url);
 }
@@ -197,8 +198,7 @@ addEventListener("change", flushQuery);
 addEventListener("click", flushQuery, true);
 addEventListener("pagehide", flushQuery);
 addEventListener("popstate", () => {
-  if (written.path !== location.pathname || !Object.keys(written.values).length) return;
-  pending = { path: written.path, values: { ...written.values } };
+  dirty = true;
   flushQuery();
 });
 document.addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flushQuery());
